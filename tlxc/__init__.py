@@ -1,0 +1,1 @@
+"""tlxc: a standalone compiler for TLX-style GPU kernels."""

@@ -1,0 +1,69 @@
+"""The catalog of user-facing diagnostics: one stable code per mistake, with the message
+in the user's terms and how to fix it. Every code has a negative test
+(``tests/test_errors.py``) that checks the code, the line and the caret."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    summary: str
+    help: str
+
+
+_ENTRIES = [
+    Diagnostic("TLXC-NAME-001", "undefined name",
+               "define the name before use, pass it as an argument, or make it a module-level tl.constexpr"),
+    Diagnostic("TLXC-SYNTAX-001", "unsupported Python construct",
+               "kernels support assignments, arithmetic, if/for/while, calls to tl.* and @tlxc.kernel "
+               "functions, tuples and return; rewrite the construct with those"),
+    Diagnostic("TLXC-CALL-001", "call to a plain Python function",
+               "decorate the function with @tlxc.kernel (it will be inlined), or compute the value "
+               "outside the kernel and pass it as a tl.constexpr"),
+    Diagnostic("TLXC-CALL-002", "wrong arguments to a builtin or kernel function",
+               "check the function's parameters"),
+    Diagnostic("TLXC-SHAPE-001", "incompatible shapes",
+               "shapes broadcast when, dimension by dimension from the right, they are equal or one of them is 1"),
+    Diagnostic("TLXC-SHAPE-002", "arange length is not a power of two",
+               "tile dimensions must be powers of two; round the block size up and mask the extra elements"),
+    Diagnostic("TLXC-SHAPE-003", "invalid shape or axis", "check the tile's shape"),
+    Diagnostic("TLXC-CONSTEXPR-001", "value must be a compile-time constant",
+               "pass the value as a `tl.constexpr` parameter, or annotate the local `NAME: tl.constexpr = ...`; "
+               "a plain assignment makes a runtime value"),
+    Diagnostic("TLXC-TYPE-001", "invalid operand type", "convert the operand with .to(dtype)"),
+    Diagnostic("TLXC-TYPE-002", "branches or loop iterations bind different types",
+               "give the variable the same dtype and shape on every path, e.g. with .to(dtype)"),
+    Diagnostic("TLXC-DOT-001", "tl.dot operands do not fit",
+               "a is [M, K], b is [K, N] and acc is [M, N], all of rank 2 (or 3 with a batch); "
+               "M, N, K are at least 16"),
+    Diagnostic("TLXC-DOT-002", "tl.dot operand dtypes differ",
+               "convert both operands to one dtype with .to(...)"),
+    Diagnostic("TLXC-MEM-001", "store or load through a value that is not a pointer",
+               "pass the tensor as a pointer argument and index it: ptr + offsets"),
+    Diagnostic("TLXC-LOOP-001", "loop-carried value changes type",
+               "initialise the variable before the loop with the type it has inside the loop, "
+               "e.g. acc = tl.zeros([M, N], dtype=tl.float32)"),
+    Diagnostic("TLXC-ASSERT-001", "static assertion failed", "the condition is false at compile time"),
+    Diagnostic("TLXC-LAUNCH-001", "wrong number of kernel arguments",
+               "pass one value per kernel parameter (constexprs may be given by keyword)"),
+    Diagnostic("TLXC-LAUNCH-002", "constexpr parameter has no value",
+               "give every tl.constexpr parameter a value, by keyword or through a default"),
+    Diagnostic("TLXC-LAUNCH-003", "invalid kernel argument",
+               "pass numpy arrays (interpreter), GPU tensors, or Python/numpy scalars"),
+    Diagnostic("TLXC-SIG-001", "invalid signature", "use Triton's form, e.g. \"*fp16:16,i32,fp32\""),
+    Diagnostic("TLXC-CLI-001", "unknown target architecture",
+               "choose one of sm_90a, sm_100a, gfx942, gfx950, gfx1250"),
+    Diagnostic("TLXC-CLI-002", "no single kernel to compile",
+               "the file must define a @tlxc.kernel function; pick one with -k NAME when there are several"),
+    Diagnostic("TLXC-CLI-003", "output not available yet",
+               "this output comes with the code generator for the target; use --emit ir for now"),
+    Diagnostic("TLXC-INTERP-001", "out-of-bounds memory access",
+               "mask the load or store (mask=offsets < n) or check the grid and block sizes"),
+    Diagnostic("TLXC-INTERP-002", "device assertion failed", "the condition was false while running"),
+    Diagnostic("TLXC-INTERNAL-001", "internal compiler error", "this is a bug in tlxc; please report it"),
+]
+
+CATALOG: dict[str, Diagnostic] = {d.code: d for d in _ENTRIES}

@@ -1,0 +1,65 @@
+"""Building IR: an insertion point and a current source location."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
+
+from .core import Block, Location, Operation, Region, Value
+from .types import Type
+
+
+class Builder:
+    """Creates ops at an insertion point (the end of ``block`` by default).
+
+    ``loc`` is stamped on every op created; the frontend updates it as it walks the
+    user's source.
+    """
+
+    def __init__(self, block: Block | None = None, loc: Location | None = None) -> None:
+        self.block = block
+        self.index: int | None = None
+        self.loc = loc
+
+    def create(
+        self,
+        cls: type[Operation],
+        operands: Sequence[Value] = (),
+        result_types: Sequence[Type] = (),
+        attrs: dict[str, Any] | None = None,
+        regions: Sequence[Region] = (),
+        optional: dict[str, Value | None] | None = None,
+        loc: Location | None = None,
+    ) -> Operation:
+        op = cls(operands, result_types, attrs, regions, loc or self.loc, optional)
+        if self.block is not None:
+            if self.index is None:
+                self.block.append(op)
+            else:
+                self.block.insert(self.index, op)
+                self.index += 1
+        return op
+
+    def value(self, cls: type[Operation], operands: Sequence[Value], result_type: Type,
+              **attrs: Any) -> Value:
+        """Create a one-result op and return its result."""
+        return self.create(cls, operands, [result_type], attrs).result
+
+    @contextmanager
+    def at_end(self, block: Block) -> Iterator["Builder"]:
+        saved = (self.block, self.index)
+        self.block, self.index = block, None
+        try:
+            yield self
+        finally:
+            self.block, self.index = saved
+
+    @contextmanager
+    def before(self, op: Operation) -> Iterator["Builder"]:
+        saved = (self.block, self.index)
+        assert op.parent is not None
+        self.block, self.index = op.parent, op.parent.ops.index(op)
+        try:
+            yield self
+        finally:
+            self.block, self.index = saved

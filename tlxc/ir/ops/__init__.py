@@ -1,0 +1,9 @@
+"""The op catalog, grouped by area. Importing this package registers every op."""
+
+from .arith import *  # noqa: F401,F403
+from .arith import MATH_FUNCTIONS, MATH_OPS, PREDICATES  # noqa: F401
+from .control import *  # noqa: F401,F403
+from .memory import *  # noqa: F401,F403
+from .misc import *  # noqa: F401,F403
+from .reduce import *  # noqa: F401,F403
+from .shape import *  # noqa: F401,F403

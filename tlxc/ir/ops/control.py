@@ -1,0 +1,198 @@
+"""Structured control flow and the kernel itself: module, func, for, while, if, and the
+terminators yield, condition and return.
+
+``for`` carries values through ``iter_args``: operands ``lb, ub, step, *inits``, one
+region whose block arguments are ``(iv, *iters)`` and which ends in ``yield``; the
+results are the values after the last iteration. ``while`` has a ``before`` region that
+ends in ``condition(cond, *values)`` and an ``after`` region that ends in ``yield``.
+"""
+
+from __future__ import annotations
+
+from ..core import Operation, register
+from .base import fail, is_i1, is_int
+
+
+def _terminator(op: Operation, region_index: int, name: str) -> Operation:
+    block = op.regions[region_index].block
+    term = block.ops[-1] if block.ops else None
+    if term is None or term.NAME != name:
+        fail(op, f"region {region_index} must end in '{name}'")
+    return term
+
+
+def _types(values: list) -> list:
+    return [v.type for v in values]
+
+
+@register
+class ModuleOp(Operation):
+    """The top level: a list of kernels (``func``) compiled from one source file."""
+
+    NAME = "module"
+    ATTRS = {"source": ""}
+    NUM_RESULTS = 0
+    NUM_REGIONS = 1
+    PURE = False
+
+    @property
+    def body(self):
+        return self.regions[0].block
+
+    @property
+    def funcs(self) -> list[Operation]:
+        return [op for op in self.body.ops if op.NAME == "func"]
+
+
+@register
+class FuncOp(Operation):
+    """A kernel. Block arguments are the runtime parameters (constexprs are folded in).
+
+    ``arg_divisibility[i]`` is what the signature promised about argument i: for a
+    pointer its byte alignment, for an integer that it is a multiple of that value
+    (1 when nothing is known).
+    """
+
+    NAME = "func"
+    ATTRS = {"sym_name": Operation.REQUIRED, "arg_divisibility": (), "num_warps": 4}
+    NUM_RESULTS = 0
+    NUM_REGIONS = 1
+    PURE = False
+
+    @property
+    def body(self):
+        return self.regions[0].block
+
+    def verify(self) -> None:
+        super().verify()
+        args = self.body.args
+        div = self.attrs["arg_divisibility"]
+        if div and len(div) != len(args):
+            fail(self, f"arg_divisibility has {len(div)} entries for {len(args)} arguments")
+        _terminator(self, 0, "return")
+
+
+@register
+class ReturnOp(Operation):
+    """End of a kernel."""
+
+    NAME = "return"
+    OPERANDS = ("*values",)
+    NUM_RESULTS = 0
+    IS_TERMINATOR = True
+    PURE = False
+
+
+@register
+class YieldOp(Operation):
+    """End of a ``for``/``if`` region or a ``while`` body: the values carried out."""
+
+    NAME = "yield"
+    OPERANDS = ("*values",)
+    NUM_RESULTS = 0
+    IS_TERMINATOR = True
+    PURE = False
+
+
+@register
+class ConditionOp(Operation):
+    """End of a ``while`` before-region: continue if ``cond``; ``values`` go on to the
+    body (or out of the loop)."""
+
+    NAME = "condition"
+    OPERANDS = ("cond", "*values")
+    NUM_RESULTS = 0
+    IS_TERMINATOR = True
+    PURE = False
+
+    def verify(self) -> None:
+        super().verify()
+        c = self.operands[0].type
+        if not is_i1(c) or c.shape:
+            fail(self, f"condition must be a scalar i1, got {c}")
+
+
+@register
+class ForOp(Operation):
+    """``for iv in range(lb, ub, step)`` with loop-carried values.
+
+    ``num_stages`` and ``loop_unroll_factor`` are the user's ``tl.range`` requests
+    (None when not given).
+    """
+
+    NAME = "for"
+    OPERANDS = ("lb", "ub", "step", "*inits")
+    ATTRS = {"num_stages": None, "loop_unroll_factor": None}
+    NUM_RESULTS = None
+    NUM_REGIONS = 1
+    PURE = False
+
+    @property
+    def body(self):
+        return self.regions[0].block
+
+    @property
+    def inits(self):
+        return self.operands[3:]
+
+    def verify(self) -> None:
+        super().verify()
+        lb, ub, step = self.operands[:3]
+        if not (lb.type == ub.type == step.type) or lb.type.shape or not is_int(lb.type):
+            fail(self, f"bounds must be scalar integers of one type, got {lb.type}, {ub.type}, {step.type}")
+        inits = _types(self.inits)
+        args = _types(self.body.args)
+        if args != [lb.type] + inits:
+            fail(self, "block arguments must be (iv, *iter_args) with the init types")
+        if _types(self.results) != inits:
+            fail(self, "results must have the init types")
+        term = _terminator(self, 0, "yield")
+        if _types(term.operands) != inits:
+            fail(self, "yield must carry the init types: loop-carried values cannot change type")
+
+
+@register
+class WhileOp(Operation):
+    """``while`` loop: ``before`` computes the condition from the carried values."""
+
+    NAME = "while"
+    OPERANDS = ("*inits",)
+    NUM_RESULTS = None
+    NUM_REGIONS = 2
+    PURE = False
+
+    def verify(self) -> None:
+        super().verify()
+        inits = _types(self.operands)
+        before, after = self.regions[0].block, self.regions[1].block
+        if _types(before.args) != inits:
+            fail(self, "before-region arguments must have the init types")
+        cond = _terminator(self, 0, "condition")
+        forwarded = _types(cond.operands[1:])
+        if _types(after.args) != forwarded or _types(self.results) != forwarded:
+            fail(self, "body arguments and results must have the types the condition forwards")
+        term = _terminator(self, 1, "yield")
+        if _types(term.operands) != inits:
+            fail(self, "the body must yield the init types: loop-carried values cannot change type")
+
+
+@register
+class IfOp(Operation):
+    """``if cond`` with a then- and an else-region, each ending in ``yield``."""
+
+    NAME = "if"
+    OPERANDS = ("cond",)
+    NUM_RESULTS = None
+    NUM_REGIONS = 2
+    PURE = False
+
+    def verify(self) -> None:
+        super().verify()
+        c = self.operands[0].type
+        if not is_i1(c) or c.shape:
+            fail(self, f"condition must be a scalar i1, got {c}")
+        want = _types(self.results)
+        for i in (0, 1):
+            term = _terminator(self, i, "yield")
+            if _types(term.operands) != want:
+                fail(self, f"region {i} yields {_types(term.operands)}, results are {want}")
