@@ -1,0 +1,93 @@
+"""The compile driver: a kernel and its specialization in, a ``CompiledKernel`` out.
+
+frontend (AST -> IR) -> the pass pipeline of ``tlxc.ir.passes.pipeline`` -> (code
+generation for the target, from the code-generator issues on). Settings arrive in a
+``CompileOptions``; nothing here reads the environment.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import CompilationError
+from .frontend.build import build_module
+from .frontend.specialize import ArgSpec
+from .ir.core import Location, Operation
+from .ir.passes.pipeline import run_pipeline
+from .ir.printer import print_ir
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .frontend.kernel import KernelFunction
+
+TARGETS = ("sm_90a", "sm_100a", "gfx942", "gfx950", "gfx1250")
+# What each output needs; none of the code generators exist yet.
+OUTPUTS = {"ir": None, "ptx": "NVIDIA", "cubin": "NVIDIA", "sass": "NVIDIA", "llir": "AMDGPU",
+           "amdgcn": "AMDGPU", "hsaco": "AMDGPU"}
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    arch: str = "sm_90a"
+    num_warps: int = 4
+    num_ctas: int = 1
+    num_stages: int = 3
+    debug: bool = False
+    verify_each_pass: bool = False
+
+    def check(self, loc: Location | None) -> None:
+        if self.arch not in TARGETS:
+            raise CompilationError("TLXC-CLI-001", f"unknown target architecture {self.arch!r}; "
+                                   f"choose one of {', '.join(TARGETS)}", loc)
+        if self.num_warps < 1 or self.num_warps > 32 or self.num_warps & (self.num_warps - 1):
+            raise CompilationError("TLXC-LAUNCH-003", f"num_warps must be a power of two from 1 to 32, got "
+                                   f"{self.num_warps}", loc)
+
+
+class Artifacts(dict):
+    """``compiled.asm``: the outputs by name; asking for one that the target's code
+    generator does not produce yet says so."""
+
+    def __missing__(self, key: str) -> Any:
+        if key in OUTPUTS:
+            raise KeyError(f"'{key}' output is not available yet: the {OUTPUTS[key]} code generator is not part "
+                           f"of tlxc yet; available: {', '.join(sorted(self))}")
+        raise KeyError(f"unknown output '{key}'; outputs are {', '.join(OUTPUTS)}")
+
+
+@dataclass
+class CompiledKernel:
+    """One specialized, compiled variant of a kernel."""
+
+    name: str
+    module: Operation
+    signature: dict[str, ArgSpec]
+    constants: dict[str, Any]
+    options: CompileOptions
+    used_globals: dict[str, Any]
+    asm: Artifacts = field(default_factory=Artifacts)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def func(self) -> Operation:
+        return self.module.funcs[0]  # type: ignore[attr-defined]
+
+    @property
+    def specialization(self) -> str:
+        """What this variant assumes, e.g. ``x: *fp32:16, n: i32:16, BLOCK=1024``."""
+        parts = [f"{k}: {v}" for k, v in self.signature.items()]
+        parts += [f"{k}={v!r}" for k, v in self.constants.items()]
+        return ", ".join(parts)
+
+
+def compile_kernel(kernel: "KernelFunction", specs: dict[str, ArgSpec], constants: dict[str, Any],
+                   options: CompileOptions, dump: Any = None) -> CompiledKernel:
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    module, used = build_module(kernel, specs, constants, options.num_warps)
+    timings["frontend"] = time.perf_counter() - t0
+    module = run_pipeline(module, None, verify_each=options.verify_each_pass, dump=dump, timings=timings)
+    ck = CompiledKernel(kernel.__name__, module, specs, constants, options, used, timings=timings)
+    ck.asm["ir"] = print_ir(module)
+    return ck

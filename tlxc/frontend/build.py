@@ -1,0 +1,44 @@
+"""Kernel source + specialization -> a ``module`` with one ``func``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..errors import CompilationError
+from ..ir import ops
+from ..ir.builder import Builder
+from ..ir.core import Block, Region
+from .specialize import ArgSpec
+from .values import Tensor
+from .visitor import CodeGenerator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .kernel import KernelFunction
+
+
+def build_module(kernel: "KernelFunction", specs: dict[str, ArgSpec], constants: dict[str, Any],
+                 num_warps: int) -> tuple[ops.ModuleOp, dict[str, Any]]:
+    """Walk the kernel's AST with its runtime parameters typed by ``specs`` and its
+    constexprs bound to ``constants``. Returns the module and the module-level globals
+    the kernel read (so that a cached variant can be invalidated when they change)."""
+    src = kernel.source
+    module = ops.ModuleOp([], [], {"source": src.file}, [Region(Block())], src.loc(src.tree))
+    runtime = [p for p in kernel.params if p not in kernel.constexpr_params]
+    body = Block([specs[p].type for p in runtime], runtime)
+    func = ops.FuncOp([], [], {"sym_name": src.name, "arg_divisibility": tuple(specs[p].divisibility for p in runtime),
+                               "num_warps": num_warps}, [Region(body)], src.loc(src.tree))
+    module.body.append(func)
+    scope: dict[str, Any] = dict(constants)
+    for p, arg in zip(runtime, body.args):
+        scope[p] = Tensor(arg)
+    builder = Builder(body, src.loc(src.tree))
+    used: dict[str, Any] = {}
+    gen = CodeGenerator(src, builder, scope, used_globals=used)
+    gen.visit_block(src.tree.body)
+    if gen.ret is not None:
+        raise CompilationError("TLXC-SYNTAX-001", f"a kernel cannot return a value (got {gen.ret!r})",
+                               src.loc(src.tree))
+    end = src.tree.body[-1]
+    builder.loc = src.loc(end)
+    builder.create(ops.ReturnOp, [])
+    return module, used

@@ -1,0 +1,175 @@
+"""Calls inside kernels: ``tl`` builtins (through the semantic rules), methods of
+tensors, other ``@tlxc.kernel`` functions (inlined), the few Python builtins that make
+sense at compile time, and a clear error for everything else."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+from typing import TYPE_CHECKING, Any
+
+from ..errors import SemanticError
+from ..ir.types import DType, PointerType
+from ..language import core as tl
+from .semantics import RULES, arith
+from .values import Tensor, describe, is_constexpr, unwrap
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .visitor import CodeGenerator as _Base
+else:
+    _Base = object
+
+MAX_INLINE_DEPTH = 64
+
+
+class BoundMethod:
+    """``x.sum`` before it is called: a rule with the tensor as first argument."""
+
+    def __init__(self, rule: str, self_value: Tensor) -> None:
+        self.rule = rule
+        self.self_value = self_value
+
+
+class CallMixin(_Base):
+    def call_args(self, node: ast.Call) -> list[Any]:
+        return self._elements(node.args)
+
+    def call_kwargs(self, node: ast.Call) -> dict[str, Any]:
+        out = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise self.error(kw, "TLXC-SYNTAX-001", "**kwargs in calls is not supported in kernels")
+            out[kw.arg] = self.visit(kw.value)
+        return out
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        fn = self.visit(node.func)
+        return self.call_value(node, fn)
+
+    def call_value(self, node: ast.Call, fn: Any) -> Any:
+        from .kernel import KernelFunction
+
+        if isinstance(fn, tl.Builtin):
+            if fn.name in ("range", "static_range"):
+                raise self.error(node, "TLXC-SYNTAX-001", f"tl.{fn.name} can only be the iterator of a for loop")
+            return self.apply_rule(node, fn.name, f"tl.{fn.name}", [], )
+        if isinstance(fn, BoundMethod):
+            return self.apply_rule(node, fn.rule, f"tensor.{fn.rule}", [fn.self_value])
+        if isinstance(fn, KernelFunction):
+            return self.inline(node, fn)
+        if fn is tl.constexpr:
+            args = self.call_args(node)
+            if len(args) != 1 or node.keywords:
+                raise self.error(node, "TLXC-CALL-002", "tl.constexpr takes one value")
+            if not is_constexpr(args[0]):
+                raise self.error(node, "TLXC-CONSTEXPR-001",
+                                 f"tl.constexpr needs a compile-time value, got {describe(args[0])}")
+            return args[0]
+        if fn is tl.pointer_type or (inspect.ismethod(fn) and isinstance(fn.__self__, (DType, PointerType, str,
+                                                                                      tuple))):
+            args, kwargs = self.call_args(node), self.call_kwargs(node)
+            if not all(is_constexpr(a) for a in list(args) + list(kwargs.values())):
+                raise self.error(node, "TLXC-CONSTEXPR-001", "this function needs compile-time arguments")
+            return fn(*args, **kwargs)
+        if any(fn is getattr(builtins, n, None) for n in _PY_RULES):
+            return _PY_RULES[fn.__name__](self, node, self.call_args(node), self.call_kwargs(node))
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or describe(fn)
+        if callable(fn):
+            raise self.error(node, "TLXC-CALL-001", f"'{name}' is a plain Python function; kernels can only call "
+                             "tl.* builtins and @tlxc.kernel functions")
+        raise self.error(node, "TLXC-CALL-001", f"{describe(fn)} is not callable")
+
+    def apply_rule(self, node: ast.Call, rule_name: str, what: str, first: list[Any]) -> Any:
+        rule = RULES.get(rule_name)
+        if rule is None:
+            raise self.error(node, "TLXC-CALL-001", f"{what} is not supported by tlxc yet")
+        args = first + self.call_args(node)
+        kwargs = self.call_kwargs(node)
+        try:
+            inspect.signature(rule).bind(self.ctx, *args, **kwargs)
+        except TypeError as e:
+            msg = str(e).replace("missing a required argument", "missing argument")
+            raise self.error(node, "TLXC-CALL-002", f"{what}: {msg}") from None
+        try:
+            return rule(self.ctx, *args, **kwargs)
+        except SemanticError:
+            raise
+
+    # -- inlining -------------------------------------------------------------------------------------
+    def inline(self, node: ast.Call, fn: Any) -> Any:
+        from .visitor import CodeGenerator
+
+        if self.inline_depth >= MAX_INLINE_DEPTH:
+            raise self.error(node, "TLXC-CALL-002", f"calls nested more than {MAX_INLINE_DEPTH} deep "
+                             "(recursive kernel functions are not supported)")
+        args, kwargs = self.call_args(node), self.call_kwargs(node)
+        try:
+            bound = fn.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise self.error(node, "TLXC-CALL-002", f"{fn.__name__}(): {e}") from None
+        bound.apply_defaults()
+        scope: dict[str, Any] = {}
+        for name, value in bound.arguments.items():
+            value = unwrap(value)
+            if name in fn.constexpr_params and not is_constexpr(value):
+                raise self.error(node, "TLXC-CONSTEXPR-001", f"parameter '{name}' of {fn.__name__} is a "
+                                 f"tl.constexpr but got a runtime {describe(value)}")
+            scope[name] = value
+        callee = CodeGenerator(fn.source, self.builder, scope, self.inline_depth + 1, self.used_globals)
+        callee.visit_block(fn.source.tree.body)
+        return callee.ret
+
+
+def _py_min_max(gen: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any], which: str) -> Any:
+    if kwargs:
+        raise gen.error(node, "TLXC-CALL-002", f"{which}() keyword arguments are not supported in kernels")
+    if len(args) == 1 and isinstance(args[0], tuple):
+        args = list(args[0])
+    if not args:
+        raise gen.error(node, "TLXC-CALL-002", f"{which}() needs arguments")
+    if all(is_constexpr(a) for a in args):
+        return getattr(builtins, which)(args)
+    rule = arith.minimum if which == "min" else arith.maximum
+    out = args[0]
+    for a in args[1:]:
+        out = rule(gen.ctx, out, a)
+    return out
+
+
+def _constant_call(name: str):
+    def impl(gen: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        values = list(args) + list(kwargs.values())
+        if not all(is_constexpr(a) for a in values):
+            bad = next(a for a in values if not is_constexpr(a))
+            hint = {"float": "use x.to(tl.float32)", "int": "use x.to(tl.int32)",
+                    "len": "use x.shape[0]"}.get(name)
+            raise gen.error(node, "TLXC-CONSTEXPR-001",
+                            f"{name}() works on compile-time values in kernels, got {describe(bad)}", hint)
+        return getattr(builtins, name)(*args, **kwargs)
+
+    return impl
+
+
+def _py_len(gen: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        if not args[0].shape:
+            raise gen.error(node, "TLXC-TYPE-001", "len() of a scalar")
+        return args[0].shape[0]
+    return _constant_call("len")(gen, node, args, kwargs)
+
+
+def _py_print(gen: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    raise gen.error(node, "TLXC-CALL-001", "print() is not supported in kernels; use tl.static_print for "
+                    "compile-time values")
+
+
+_PY_RULES: dict[str, Any] = {
+    "min": lambda g, n, a, k: _py_min_max(g, n, a, k, "min"),
+    "max": lambda g, n, a, k: _py_min_max(g, n, a, k, "max"),
+    "len": _py_len,
+    "print": _py_print,
+}
+for _name in ("float", "int", "bool", "isinstance", "abs", "tuple", "list", "enumerate", "zip", "getattr",
+              "hasattr", "str", "type", "round", "reversed", "range"):
+    _PY_RULES[_name] = _constant_call(_name)

@@ -1,0 +1,386 @@
+"""Control flow for the AST visitor: ``if``/``elif``/``else`` (folded when the
+condition is a constant), ``a if c else b``, ``for`` over ``range``/``tl.range``
+(a loop in the IR) or ``tl.static_range`` and constant tuples (unrolled here),
+``while``, and ``return`` anywhere outside loops.
+
+Variables that a branch or a loop body changes flow out through the region's results,
+as in Triton: a variable assigned in a loop and live before it is loop-carried and must
+keep its type; one assigned in both branches of an ``if`` (or in one and live before)
+is yielded by both. An ``if`` containing ``return`` is handled by moving the statements
+that follow it into both branches, so that each branch ends the function; its results
+are then the function's return values.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from typing import TYPE_CHECKING, Any
+
+from ..errors import CompilationError
+from ..ir import ops
+from ..ir.core import Block, Region
+from ..ir.types import Kind, int32
+from ..language import core as tl
+from .scope import contains_return, describe_types, has_tensor, same_constant, types_of
+from .semantics import arith
+from .semantics.base import is_number, to_tensor
+from .values import Tensor, describe, flatten, is_constexpr
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .visitor import CodeGenerator as _Base
+else:
+    _Base = object
+
+_RANGE_OPTIONS = ("num_stages", "loop_unroll_factor")
+
+
+class ControlFlowMixin(_Base):
+    # -- statement lists and return ---------------------------------------------------------------
+    def visit_block(self, stmts: list[ast.stmt]) -> bool:
+        """Visit statements in order; True when they ended the function (a return)."""
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, ast.If) and contains_return(stmt):
+                self.if_with_return(stmt, stmts[i + 1:])
+                return True
+            self.visit(stmt)
+            if isinstance(stmt, ast.Return):
+                return True
+        return False
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if self.loop_depth:
+            raise self.error(node, "TLXC-SYNTAX-001", "return inside a loop is not supported",
+                             "carry the result in a variable and return after the loop")
+        value = self.visit(node.value) if node.value is not None else None
+        self.ret = value
+        self.returned = True
+
+    def if_with_return(self, node: ast.If, rest: list[ast.stmt]) -> None:
+        if self.loop_depth:
+            raise self.error(node, "TLXC-SYNTAX-001", "return inside a loop is not supported",
+                             "carry the result in a variable and return after the loop")
+        cond = self.visit(node.test)
+        then_stmts, else_stmts = list(node.body) + rest, list(node.orelse) + rest
+        if is_constexpr(cond):
+            self.visit_block(then_stmts if cond else else_stmts)
+            self.returned = True
+            return
+        c = arith.to_bool(self.ctx, cond)
+        saved = dict(self.scope)
+        results = []
+        blocks = []
+        for stmts in (then_stmts, else_stmts):
+            block = Block()
+            self.scope = dict(saved)
+            self.ret, self.returned = None, False
+            with self.builder.at_end(block):
+                self.visit_block(stmts)
+                ret = self.sanitize_yield(self.ret)
+            results.append(ret)
+            blocks.append(block)
+        self.scope = saved
+        a, b = results
+        if not has_tensor(a) and not has_tensor(b):
+            if not same_constant(a, b):
+                raise self.error(node, "TLXC-TYPE-002", "the branches return different compile-time values "
+                                 f"({a!r} and {b!r}) under a runtime condition")
+            self.ret, self.returned = a, True
+            return
+        if types_of(a) != types_of(b):
+            raise self.error(node, "TLXC-TYPE-002", "the branches return different types: "
+                             f"{describe_types(types_of(a))} and {describe_types(types_of(b))}")
+        self.ret = self._build_if(node, c, blocks, [a, b])
+        self.returned = True
+
+    def sanitize_yield(self, v: Any) -> Any:
+        """Numbers that leave a runtime region become runtime values."""
+        if isinstance(v, tuple):
+            return tuple(self.sanitize_yield(x) for x in v)
+        return to_tensor(self.ctx, v) if is_number(v) else v
+
+    def _build_if(self, node: ast.AST, cond: Tensor, blocks: list[Block], values: list[Any]) -> Any:
+        rebuild = None
+        for block, v in zip(blocks, values):
+            handles, rebuild = flatten(v)
+            with self.builder.at_end(block):
+                self.builder.create(ops.YieldOp, handles)
+        op = self.builder.create(ops.IfOp, [cond.handle], [h.type for h in flatten(values[0])[0]], {},
+                                 [Region(b) for b in blocks])
+        assert rebuild is not None
+        return rebuild(list(op.results))
+
+    # -- if / ternary -------------------------------------------------------------------------------
+    def visit_If(self, node: ast.If) -> None:
+        cond = self.visit(node.test)
+        if is_constexpr(cond):
+            self.visit_block(node.body if cond else node.orelse)
+            return
+        c = arith.to_bool(self.ctx, cond)
+        if c.shape:
+            raise self.error(node.test, "TLXC-TYPE-001", f"an if condition must be a scalar, got {describe(c)}",
+                             "use tl.where for elementwise choices")
+        livein = dict(self.scope)
+        scopes, blocks = [], []
+        for stmts in (node.body, node.orelse):
+            block = Block()
+            self.scope = dict(livein)
+            with self.builder.at_end(block):
+                self.visit_block(stmts)
+            scopes.append(self.scope)
+            blocks.append(block)
+        self.scope = livein
+        names, pairs = [], []
+        then_scope, else_scope = scopes
+        for name in list(then_scope) + [n for n in else_scope if n not in then_scope]:
+            if name not in then_scope or name not in else_scope:
+                continue  # defined on one path only: not visible after the if (as in Triton)
+            a, b = then_scope[name], else_scope[name]
+            if a is livein.get(name) and b is livein.get(name):
+                continue
+            if not has_tensor(a) and not has_tensor(b):
+                if same_constant(a, b):
+                    self.scope[name] = a
+                    continue
+                if not (is_number(a) or isinstance(a, tuple)) or not (is_number(b) or isinstance(b, tuple)):
+                    raise self.error(node, "TLXC-TYPE-002", f"'{name}' has different compile-time values in the "
+                                     f"two branches of a runtime if ({a!r} and {b!r})")
+            names.append(name)
+            pairs.append((a, b))
+        yields: list[list[Any]] = [[], []]
+        for name, (a, b) in zip(names, pairs):
+            with self.builder.at_end(blocks[0]):
+                a = self.sanitize_yield(a)
+            with self.builder.at_end(blocks[1]):
+                b = self.sanitize_yield(b)
+            if types_of(a) != types_of(b):
+                raise self.error(node, "TLXC-TYPE-002", f"'{name}' is {describe_types(types_of(a))} after the "
+                                 f"then-branch but {describe_types(types_of(b))} after the else-branch")
+            yields[0].append(a)
+            yields[1].append(b)
+        result = self._build_if(node, c, blocks, [tuple(yields[0]), tuple(yields[1])])
+        for name, v in zip(names, result):
+            self.scope[name] = v
+
+    def visit_IfExp(self, node: ast.IfExp) -> Any:
+        cond = self.visit(node.test)
+        if is_constexpr(cond):
+            return self.visit(node.body if cond else node.orelse)
+        c = arith.to_bool(self.ctx, cond)
+        values, blocks = [], []
+        for expr in (node.body, node.orelse):
+            block = Block()
+            with self.builder.at_end(block):
+                values.append(self.sanitize_yield(self.visit(expr)))
+            blocks.append(block)
+        a, b = values
+        if not has_tensor(a) and not has_tensor(b):
+            if same_constant(a, b):
+                return a
+            raise self.error(node, "TLXC-TYPE-002", f"a runtime condition chooses between {a!r} and {b!r}")
+        if types_of(a) != types_of(b):
+            raise self.error(node, "TLXC-TYPE-002", f"the two sides have different types: "
+                             f"{describe_types(types_of(a))} and {describe_types(types_of(b))}")
+        return self._build_if(node, c, blocks, [a, b])
+
+    # -- loops ------------------------------------------------------------------------------------
+    def visit_For(self, node: ast.For) -> None:
+        if node.orelse:
+            raise self.error(node, "TLXC-SYNTAX-001", "for ... else is not supported in kernels")
+        if contains_return(node):
+            raise self.error(node, "TLXC-SYNTAX-001", "return inside a loop is not supported",
+                             "carry the result in a variable and return after the loop")
+        it = node.iter
+        if isinstance(it, ast.Call):
+            fn = self.visit(it.func)
+            if fn is builtins.range or fn is tl.range or fn is tl.static_range:
+                args = self.call_args(it)
+                kwargs = self.call_kwargs(it)
+                if fn is tl.static_range:
+                    return self._static_for(node, self._static_range(it, args, kwargs))
+                return self._dynamic_for(node, it, args, kwargs, fn is tl.range)
+            iterable = self.call_value(it, fn)
+        else:
+            iterable = self.visit(it)
+        if isinstance(iterable, tuple) or isinstance(iterable, (builtins.range, enumerate, zip)):
+            return self._static_for(node, list(iterable))
+        raise self.error(it, "TLXC-SYNTAX-001", f"cannot loop over {describe(iterable)}",
+                         "loop over range(...), tl.range(...), tl.static_range(...) or a constant tuple")
+
+    def _static_range(self, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> list[int]:
+        if kwargs or not 1 <= len(args) <= 3:
+            raise self.error(node, "TLXC-CALL-002", "tl.static_range takes 1 to 3 positional arguments")
+        for a in args:
+            if not isinstance(a, int) or isinstance(a, bool):
+                raise self.error(node, "TLXC-CONSTEXPR-001",
+                                 f"tl.static_range bounds must be compile-time integers, got {describe(a)}")
+        if len(args) == 3 and args[2] == 0:
+            raise self.error(node, "TLXC-TYPE-001", "tl.static_range step must not be zero")
+        return list(builtins.range(*args))
+
+    def _static_for(self, node: ast.For, values: list[Any]) -> None:
+        for v in values:
+            self.assign(node.target, v)
+            self.visit_block(node.body)
+
+    def _loop_bounds(self, node: ast.Call, args: list[Any]) -> list[Tensor]:
+        if not 1 <= len(args) <= 3:
+            raise self.error(node, "TLXC-CALL-002", "range takes 1 to 3 arguments")
+        lb, ub, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], 1) if len(args) == 2 else args
+        if isinstance(step, int) and step == 0:
+            raise self.error(node, "TLXC-TYPE-001", "range step must not be zero")
+        bounds = []
+        for v in (lb, ub, step):
+            if is_number(v) and not isinstance(v, (bool, float)):
+                v = to_tensor(self.ctx, v)
+            if not isinstance(v, Tensor) or v.shape or not v.dtype.is_int() or v.dtype.kind == Kind.BOOL:
+                raise self.error(node, "TLXC-TYPE-001", f"range bounds must be integer scalars, got {describe(v)}")
+            bounds.append(v)
+        t = bounds[0].dtype
+        for b in bounds[1:]:
+            t = arith.integer_promote(t, b.dtype)
+        if t.bits < 32:
+            t = int32
+        return [arith.cast(self.ctx, b, t) for b in bounds]
+
+    def _dynamic_for(self, node: ast.For, it: ast.Call, args: list[Any], kwargs: dict[str, Any],
+                     is_tl_range: bool) -> None:
+        attrs: dict[str, Any] = {}
+        for k, v in kwargs.items():
+            if not is_tl_range or k not in _RANGE_OPTIONS:
+                allowed = ", ".join(_RANGE_OPTIONS) if is_tl_range else "none"
+                raise self.error(it, "TLXC-CALL-002", f"{'tl.range' if is_tl_range else 'range'} does not take "
+                                 f"'{k}' (supported options: {allowed})")
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+                raise self.error(it, "TLXC-CONSTEXPR-001", f"{k} must be a positive compile-time integer, "
+                                 f"got {describe(v)}")
+            attrs[k] = v
+        lb, ub, step = self._loop_bounds(it, args)
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node.target, "TLXC-SYNTAX-001", "the loop variable of a range loop must be a name")
+        iv_name = node.target.id
+        livein = dict(self.scope)
+        carried = self._carried_names(node, livein, [lb.type], lambda blk: {iv_name: Tensor(blk.args[0])},
+                                      node.body)
+        inits = self._loop_inits(carried, livein)
+        init_handles, rebuilds = self._flatten_all(inits)
+        body = Block([lb.type] + [h.type for h in init_handles])
+        self.scope = dict(livein)
+        self.scope[iv_name] = Tensor(body.args[0])
+        self._bind_carried(carried, rebuilds, body.args[1:])
+        self.loop_depth += 1
+        with self.builder.at_end(body):
+            self.visit_block(node.body)
+            self._yield_carried(node, carried, inits)
+        self.loop_depth -= 1
+        op = self.builder.create(ops.ForOp, [lb.handle, ub.handle, step.handle] + init_handles,
+                                 [h.type for h in init_handles], attrs, [Region(body)])
+        self.scope = livein
+        self._bind_carried(carried, rebuilds, list(op.results))
+
+    def visit_While(self, node: ast.While) -> None:
+        if node.orelse:
+            raise self.error(node, "TLXC-SYNTAX-001", "while ... else is not supported in kernels")
+        if contains_return(node):
+            raise self.error(node, "TLXC-SYNTAX-001", "return inside a loop is not supported")
+        livein = dict(self.scope)
+        carried = self._carried_names(node, livein, [], lambda blk: {}, node.body)
+        inits = self._loop_inits(carried, livein)
+        init_handles, rebuilds = self._flatten_all(inits)
+        types = [h.type for h in init_handles]
+        before = Block(types)
+        self.scope = dict(livein)
+        self._bind_carried(carried, rebuilds, before.args)
+        with self.builder.at_end(before):
+            cond = self.visit(node.test)
+            if is_constexpr(cond):
+                if cond:
+                    raise self.error(node.test, "TLXC-SYNTAX-001", "a while loop whose condition is always true "
+                                     "never ends (break is not supported)")
+                self.scope = livein
+                return
+            c = arith.to_bool(self.ctx, cond)
+            if c.shape:
+                raise self.error(node.test, "TLXC-TYPE-001", f"a while condition must be a scalar, got {describe(c)}")
+            self.builder.create(ops.ConditionOp, [c.handle] + list(before.args))
+        after = Block(types)
+        self.scope = dict(livein)
+        self._bind_carried(carried, rebuilds, after.args)
+        self.loop_depth += 1
+        with self.builder.at_end(after):
+            self.visit_block(node.body)
+            self._yield_carried(node, carried, inits)
+        self.loop_depth -= 1
+        op = self.builder.create(ops.WhileOp, init_handles, types, {}, [Region(before), Region(after)])
+        self.scope = livein
+        self._bind_carried(carried, rebuilds, list(op.results))
+
+    # -- loop helpers -------------------------------------------------------------------------------
+    def _carried_names(self, node: ast.AST, livein: dict[str, Any], arg_types: list, bind: Any,
+                       body: list[ast.stmt]) -> list[str]:
+        """Names the body reassigns that are live before the loop (found by a dry run whose
+        IR is thrown away, as Triton does)."""
+        dry = Block(arg_types)
+        self.scope = dict(livein)
+        self.scope.update(bind(dry))
+        self.loop_depth += 1
+        try:
+            with self.builder.at_end(dry):
+                self.visit_block(body)
+        finally:
+            self.loop_depth -= 1
+        after = self.scope
+        self.scope = dict(livein)
+        for op in reversed(list(dry.ops)):
+            op.erase()
+        bound = set(bind(Block(arg_types)))
+        names = [n for n in after if n in livein and n not in bound and after[n] is not livein[n]]
+        for n in names:
+            before, now = livein[n], after[n]
+            if not has_tensor(before) and not has_tensor(now) and same_constant(before, now):
+                continue
+            if not (has_tensor(before) or is_number(before) or isinstance(before, tuple)):
+                raise self.error(node, "TLXC-LOOP-001", f"'{n}' is reassigned in the loop but holds "
+                                 f"{describe(before)}, which cannot be carried through a loop")
+            with self.builder.at_end(Block()):
+                t_before = types_of(self.sanitize_yield(before))
+                t_now = types_of(self.sanitize_yield(now)) if (has_tensor(now) or is_number(now)
+                                                                or isinstance(now, tuple)) else None
+            if t_now != t_before:
+                now_desc = describe_types(t_now) if t_now is not None else describe(now)
+                raise self.error(node, "TLXC-LOOP-001", f"loop-carried variable '{n}' changes type in the loop: "
+                                 f"{describe_types(t_before)} before, {now_desc} after one iteration")
+        return [n for n in names if has_tensor(after[n]) or has_tensor(livein[n])
+                or not same_constant(livein[n], after[n])]
+
+    def _loop_inits(self, names: list[str], livein: dict[str, Any]) -> list[Any]:
+        return [self.sanitize_yield(livein[n]) for n in names]
+
+    @staticmethod
+    def _flatten_all(values: list[Any]) -> tuple[list, list]:
+        handles, rebuilds = [], []
+        for v in values:
+            hs, rb = flatten(v)
+            handles.extend(hs)
+            rebuilds.append((len(hs), rb))
+        return handles, rebuilds
+
+    def _bind_carried(self, names: list[str], rebuilds: list, values: list) -> None:
+        i = 0
+        for name, (n, rb) in zip(names, rebuilds):
+            self.scope[name] = rb(list(values[i:i + n]))
+            i += n
+
+    def _yield_carried(self, node: ast.AST, names: list[str], inits: list[Any]) -> None:
+        handles = []
+        for name, init in zip(names, inits):
+            v = self.sanitize_yield(self.scope[name])
+            if types_of(v) != types_of(init):
+                raise self.error(node, "TLXC-LOOP-001", f"loop-carried variable '{name}' changes type in the "
+                                 f"loop: {describe_types(types_of(init))} before, "
+                                 f"{describe_types(types_of(v))} after one iteration")
+            handles.extend(flatten(v)[0])
+        self.builder.create(ops.YieldOp, handles)
+
+
+__all__ = ["ControlFlowMixin", "CompilationError"]

@@ -1,0 +1,15 @@
+"""Semantic rules of the ``tl`` builtins, one module per area. ``RULES`` maps a builtin's
+name to its rule; ``TENSOR_METHODS`` maps ``x.name(...)`` to the rule called with ``x``
+first."""
+
+from . import arith, memory, misc, reduce, shape  # noqa: F401  (registers the rules)
+from .base import RULES, Ctx  # noqa: F401
+
+TENSOR_METHODS: dict[str, str] = {
+    "to": "cast", "reshape": "reshape", "view": "view", "ravel": "ravel", "trans": "trans", "permute": "permute",
+    "expand_dims": "expand_dims", "broadcast_to": "broadcast_to", "split": "split", "join": "join",
+    "sum": "sum", "max": "max", "min": "min", "argmax": "argmax", "argmin": "argmin", "xor_sum": "xor_sum",
+    "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt", "rsqrt": "rsqrt", "abs": "abs",
+    "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil", "erf": "erf", "sigmoid": "sigmoid",
+    "cdiv": "cdiv", "fma": "fma",
+}

@@ -1,0 +1,97 @@
+"""``tl.load`` and ``tl.store`` through pointers and tiles of pointers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...ir import ops
+from ...ir.types import PointerType
+from ..values import Tensor, describe, unwrap
+from .arith import cast, to_bool
+from .base import Ctx, const_value, constant, fail, rule, to_tensor
+from .shape import broadcast_all, broadcast_to_shape
+
+_CACHE = {"": "", ".ca": ".ca", ".cg": ".cg", ".cs": ".cs", ".cv": ".cv", ".wb": ".wb", ".wt": ".wt",
+          "ca": ".ca", "cg": ".cg", "cs": ".cs", "cv": ".cv", "wb": ".wb", "wt": ".wt"}
+
+
+def _pointer(v: Any, what: str) -> Tensor:
+    v = unwrap(v)
+    if not isinstance(v, Tensor) or not isinstance(v.dtype, PointerType):
+        fail("TLXC-MEM-001", f"{what} needs a pointer or a tile of pointers, got {describe(v)}")
+    return v
+
+
+def _cache(v: Any, what: str) -> str:
+    c = const_value(v, what, (str,))
+    if c not in _CACHE:
+        fail("TLXC-TYPE-001", f"unknown {what} {c!r}; use one of {sorted(k for k in _CACHE if k.startswith('.'))}")
+    return _CACHE[c]
+
+
+def _eviction(v: Any) -> str:
+    e = const_value(v, "eviction_policy", (str,))
+    if e not in ops.memory.EVICTION_POLICIES:
+        fail("TLXC-TYPE-001", f"unknown eviction_policy {e!r}; use evict_first, evict_last or evict_normal")
+    return e
+
+
+@rule("load")
+def load(ctx: Ctx, pointer: Any, mask: Any = None, other: Any = None, boundary_check: Any = (),
+         padding_option: Any = "", cache_modifier: Any = "", eviction_policy: Any = "",
+         volatile: Any = False) -> Tensor:
+    ptr = _pointer(pointer, "tl.load")
+    if unwrap(boundary_check) not in ((), [], None) or unwrap(padding_option):
+        fail("TLXC-TYPE-001", "boundary_check and padding_option apply to block pointers, which tlxc does not "
+                              "support; use a mask")
+    mask, other = unwrap(mask), unwrap(other)
+    if other is not None and mask is None:
+        fail("TLXC-TYPE-001", "tl.load got `other` without `mask`", "`other` is the value of masked-off lanes")
+    elem = ptr.dtype.pointee
+    m = None
+    if mask is not None:
+        m = to_bool(ctx, mask)
+        ptr, m = broadcast_all(ctx, ptr, m)
+    o = None
+    if other is not None:
+        o = cast(ctx, to_tensor(ctx, other, elem if not isinstance(other, Tensor) else None), elem)
+        if o.shape != ptr.shape:
+            ptr_shape = ptr.shape
+            if len(o.shape) > len(ptr_shape) or any(a != b and a != 1 for a, b in zip(o.shape[::-1], ptr_shape[::-1])):
+                ptr, o = broadcast_all(ctx, ptr, o)
+                if m is not None:
+                    m = broadcast_to_shape(ctx, m, ptr.shape)
+            else:
+                o = broadcast_to_shape(ctx, o, ptr.shape)
+    rt = ptr.type.with_element(elem) if ptr.shape else elem
+    op = ctx.b.create(
+        ops.LoadOp, [ptr.handle], [rt],
+        {"cache": _cache(cache_modifier, "cache_modifier"), "eviction": _eviction(eviction_policy),
+         "volatile": bool(const_value(volatile, "volatile", (bool, int)))},
+        optional={"mask": m.handle if m is not None else None, "other": o.handle if o is not None else None},
+    )
+    return Tensor(op.result)
+
+
+@rule("store")
+def store(ctx: Ctx, pointer: Any, value: Any, mask: Any = None, boundary_check: Any = (),
+          cache_modifier: Any = "", eviction_policy: Any = "") -> None:
+    ptr = _pointer(pointer, "tl.store")
+    if unwrap(boundary_check) not in ((), [], None):
+        fail("TLXC-TYPE-001", "boundary_check applies to block pointers, which tlxc does not support; use a mask")
+    elem = ptr.dtype.pointee
+    value = unwrap(value)
+    v = constant(ctx, value, elem) if not isinstance(value, Tensor) else value
+    if isinstance(v.dtype, PointerType) != isinstance(elem, PointerType):
+        fail("TLXC-TYPE-001", f"cannot store {describe(v)} through a pointer to {elem!r}")
+    v = cast(ctx, v, elem)
+    if v.shape != ptr.shape:
+        ptr, v = broadcast_all(ctx, ptr, v)
+    m = None
+    if unwrap(mask) is not None:
+        m = broadcast_to_shape(ctx, to_bool(ctx, mask), ptr.shape)
+    ctx.b.create(
+        ops.StoreOp, [ptr.handle, v.handle], [],
+        {"cache": _cache(cache_modifier, "cache_modifier"), "eviction": _eviction(eviction_policy)},
+        optional={"mask": m.handle if m is not None else None},
+    )

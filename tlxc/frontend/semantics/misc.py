@@ -1,0 +1,94 @@
+"""Program ids, assertions, hints and compile-time printing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...ir import ops
+from ...ir.types import int32
+from ..values import Tensor, describe, is_constexpr, unwrap
+from .arith import binary, logical_not, to_bool
+from .base import Ctx, const_value, fail, rule
+
+
+def _axis(axis: Any, what: str) -> int:
+    a = const_value(axis, f"{what}'s axis")
+    if a not in (0, 1, 2):
+        fail("TLXC-SHAPE-003", f"{what} axis must be 0, 1 or 2, got {a}")
+    return a
+
+
+@rule("program_id")
+def program_id(ctx: Ctx, axis: Any) -> Tensor:
+    return Tensor(ctx.b.value(ops.ProgramIdOp, [], int32, axis=_axis(axis, "tl.program_id")))
+
+
+@rule("num_programs")
+def num_programs(ctx: Ctx, axis: Any) -> Tensor:
+    return Tensor(ctx.b.value(ops.NumProgramsOp, [], int32, axis=_axis(axis, "tl.num_programs")))
+
+
+@rule("static_assert")
+def static_assert(ctx: Ctx, cond: Any, msg: Any = "") -> None:
+    c = unwrap(cond)
+    if isinstance(c, Tensor):
+        fail("TLXC-CONSTEXPR-001", "tl.static_assert needs a compile-time condition; use tl.device_assert for "
+                                   "runtime values")
+    if not c:
+        text = unwrap(msg)
+        fail("TLXC-ASSERT-001", "static assertion failed" + (f": {text}" if text else ""))
+
+
+@rule("static_print")
+def static_print(ctx: Ctx, *args: Any, **kwargs: Any) -> None:
+    print(*(describe(a) if isinstance(unwrap(a), Tensor) else unwrap(a) for a in args))
+
+
+@rule("device_assert")
+def device_assert(ctx: Ctx, cond: Any, msg: Any = "", mask: Any = None) -> None:
+    text = str(const_value(msg, "message", (str,)))
+    c = unwrap(cond)
+    if is_constexpr(c) and bool(c) and mask is None:
+        return
+    t = to_bool(ctx, c)
+    if unwrap(mask) is not None:
+        t = binary(ctx, "or", t, logical_not(ctx, to_bool(ctx, mask)))
+    ctx.b.create(ops.AssertOp, [t.handle], [], {"message": text})
+
+
+def _hint(ctx: Ctx, cls: type, input: Any, values: Any, what: str) -> Tensor:
+    t = unwrap(input)
+    if not isinstance(t, Tensor):
+        fail("TLXC-TYPE-001", f"{what} needs a tensor, got {describe(t)}")
+    vals = unwrap(values)
+    vals = list(vals) if isinstance(vals, (list, tuple)) else [vals]
+    vals = [const_value(v, f"{what} value") for v in vals]
+    want = max(1, len(t.shape))
+    if len(vals) != want:
+        if len(vals) == 1:
+            vals = vals * want
+        else:
+            fail("TLXC-SHAPE-003", f"{what} needs {want} values for a tile of rank {len(t.shape)}, got {len(vals)}")
+    if any(v < 1 for v in vals):
+        fail("TLXC-TYPE-001", f"{what} values must be positive, got {vals}")
+    return Tensor(ctx.b.value(cls, [t.handle], t.type, values=tuple(vals)))
+
+
+@rule("multiple_of")
+def multiple_of(ctx: Ctx, input: Any, values: Any) -> Tensor:
+    return _hint(ctx, ops.MultipleOfOp, input, values, "tl.multiple_of")
+
+
+@rule("max_contiguous")
+def max_contiguous(ctx: Ctx, input: Any, values: Any) -> Tensor:
+    return _hint(ctx, ops.MaxContiguousOp, input, values, "tl.max_contiguous")
+
+
+@rule("assume")
+def assume(ctx: Ctx, cond: Any) -> None:
+    c = unwrap(cond)
+    if is_constexpr(c):
+        if not c:
+            fail("TLXC-ASSERT-001", "tl.assume of a condition that is false at compile time")
+        return
+    ctx.b.create(ops.AssumeOp, [to_bool(ctx, c).handle], [])

@@ -1,0 +1,167 @@
+"""Signatures and specialization.
+
+A compiled variant of a kernel is keyed by the types of its runtime arguments, what is
+known about them (a pointer's 16-byte alignment, an integer's divisibility by 16) and
+the values of its constexprs. ``Signature`` holds that; it is built from runtime
+arguments at launch, or from Triton's AOT string form (``"*fp16:16,i32,fp32"``) or a
+dict when compiling ahead of time.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import SemanticError
+from ..ir.types import BY_SIG_NAME, DType, PointerType, Type, from_numpy_dtype, int1, int32, int64, uint64
+from ..ir.types import float32 as f32
+
+ALIGN = 16
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One runtime argument: its IR type and the specialization (byte alignment of a
+    pointer or divisibility of an integer; 1 when nothing is promised)."""
+
+    type: Type
+    divisibility: int = 1
+
+    def __str__(self) -> str:
+        t = self.type
+        base = f"*{t.pointee.sig_name}" if isinstance(t, PointerType) else t.sig_name  # type: ignore[union-attr]
+        return base + (f":{self.divisibility}" if self.divisibility > 1 else "")
+
+
+def parse_type(text: str) -> ArgSpec:
+    """``*fp16:16`` / ``i32`` / ``i32:16`` / ``fp32`` to an ArgSpec."""
+    s = text.strip()
+    div = 1
+    if ":" in s:
+        s, d = s.rsplit(":", 1)
+        try:
+            div = int(d)
+        except ValueError:
+            raise SemanticError("TLXC-SIG-001", f"bad specialization ':{d}' in {text!r}; use ':16'") from None
+        if div not in (1, 16):
+            raise SemanticError("TLXC-SIG-001", f"specialization ':{div}' in {text!r}: only ':16' is supported")
+    s = s.strip()
+    if s.startswith("*"):
+        name = s[1:].strip()
+        if name.startswith("k"):  # Triton's "*k" spelling for pointers to constant memory
+            name = name[1:]
+        elem = BY_SIG_NAME.get(name)
+        if elem is None:
+            raise SemanticError("TLXC-SIG-001", f"unknown pointee type {name!r} in {text!r}")
+        return ArgSpec(PointerType(elem), div)
+    t = BY_SIG_NAME.get(s)
+    if t is None:
+        raise SemanticError("TLXC-SIG-001", f"unknown type {s!r} in signature entry {text!r}",
+                            "types are i1, i8..i64, u8..u64, fp16, bf16, fp32, fp64, fp8e4nv, fp8e5; "
+                            "pointers start with *")
+    if t.is_floating() and div > 1:
+        raise SemanticError("TLXC-SIG-001", f"{text!r}: floats cannot be specialized on divisibility")
+    return ArgSpec(t, div)
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError):
+        return text.strip()
+
+
+def parse_signature(sig: Any, runtime_params: list[str], constexpr_params: list[str],
+                    all_params: list[str]) -> tuple[dict[str, ArgSpec], dict[str, Any]]:
+    """A signature string or dict to (runtime arg specs, constexpr values found in it).
+
+    A string lists either the runtime parameters only, or every parameter, giving
+    constexprs inline as values (Triton's AOT form: ``"*fp32:16, i32, 1024"``).
+    """
+    consts: dict[str, Any] = {}
+    if isinstance(sig, dict):
+        specs = {}
+        for k, v in sig.items():
+            if k in constexpr_params:
+                if v != "constexpr":
+                    consts[k] = v
+                continue
+            if k not in runtime_params:
+                raise SemanticError("TLXC-SIG-001", f"signature names '{k}', which is not a runtime parameter")
+            specs[k] = v if isinstance(v, ArgSpec) else parse_type(str(v))
+    else:
+        parts = [p for p in (x.strip() for x in str(sig).split(",")) if p] if str(sig).strip() else []
+        if len(parts) == len(all_params) and len(all_params) != len(runtime_params):
+            specs = {}
+            for name, p in zip(all_params, parts):
+                if name in constexpr_params:
+                    if p != "constexpr":
+                        consts[name] = _literal(p)
+                else:
+                    specs[name] = parse_type(p)
+        elif len(parts) == len(runtime_params):
+            specs = {name: parse_type(p) for name, p in zip(runtime_params, parts)}
+        else:
+            raise SemanticError("TLXC-SIG-001", f"signature has {len(parts)} entries; the kernel has "
+                                f"{len(runtime_params)} runtime parameters ({', '.join(runtime_params)})"
+                                + (f" and {len(all_params)} in all" if constexpr_params else ""))
+    missing = [p for p in runtime_params if p not in specs]
+    if missing:
+        raise SemanticError("TLXC-SIG-001", f"signature gives no type for {', '.join(missing)}")
+    return specs, consts
+
+
+def _data_pointer(arg: Any) -> int | None:
+    if hasattr(arg, "data_ptr"):
+        return int(arg.data_ptr())
+    cai = getattr(arg, "__cuda_array_interface__", None) or getattr(arg, "__array_interface__", None)
+    if cai is not None:
+        return int(cai["data"][0])
+    return None
+
+
+def _element_dtype(arg: Any) -> DType:
+    dt = getattr(arg, "dtype", None)
+    if dt is not None and type(dt).__module__.startswith("torch"):
+        from ..ir import types as T
+
+        name = str(dt).replace("torch.", "")
+        m = {"float16": T.float16, "bfloat16": T.bfloat16, "float32": T.float32, "float64": T.float64,
+             "int8": T.int8, "int16": T.int16, "int32": T.int32, "int64": T.int64, "uint8": T.uint8,
+             "uint16": T.uint16, "uint32": T.uint32, "uint64": T.uint64, "bool": T.int1,
+             "float8_e4m3fn": T.float8e4nv, "float8_e5m2": T.float8e5, "float8_e4m3fnuz": T.float8e4b8,
+             "float8_e5m2fnuz": T.float8e5b16}
+        if name in m:
+            return m[name]
+    if dt is None:
+        raise SemanticError("TLXC-LAUNCH-003", f"argument of type {type(arg).__name__} has no dtype")
+    try:
+        return from_numpy_dtype(dt)
+    except (KeyError, TypeError):
+        raise SemanticError("TLXC-LAUNCH-003", f"arrays of dtype {dt} are not supported") from None
+
+
+def spec_of(arg: Any, specialize: bool) -> ArgSpec:
+    """The ArgSpec of one runtime argument given at launch."""
+    import numpy as np
+
+    if isinstance(arg, (bool, np.bool_)):
+        return ArgSpec(int1)
+    if isinstance(arg, (int, np.integer)):
+        v = int(arg)
+        if isinstance(arg, np.integer):
+            t = from_numpy_dtype(arg.dtype)
+        else:
+            t = int32 if -(2 ** 31) <= v < 2 ** 31 else int64 if -(2 ** 63) <= v < 2 ** 63 else uint64
+            if v >= 2 ** 64 or v < -(2 ** 63):
+                raise SemanticError("TLXC-LAUNCH-003", f"integer argument {v} does not fit in 64 bits")
+        return ArgSpec(t, ALIGN if specialize and v % ALIGN == 0 else 1)
+    if isinstance(arg, (float, np.floating)):
+        return ArgSpec(from_numpy_dtype(arg.dtype) if isinstance(arg, np.floating) else f32)
+    ptr = _data_pointer(arg)
+    if ptr is not None:
+        elem = _element_dtype(arg)
+        return ArgSpec(PointerType(elem), ALIGN if specialize and ptr % ALIGN == 0 else 1)
+    raise SemanticError("TLXC-LAUNCH-003", f"cannot pass an argument of type {type(arg).__name__} to a kernel",
+                        "pass arrays/tensors for pointers and Python or numpy scalars for numbers")

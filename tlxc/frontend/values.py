@@ -1,0 +1,99 @@
+"""Values the frontend juggles while walking a kernel.
+
+A runtime value is a ``Tensor`` (a scalar or a tile, wrapping one IR value). Everything
+else is a compile-time constant held as a plain Python object: ints, floats, bools,
+strings, None, dtypes, tuples (of constants and tensors), kernel functions, modules and
+``tl`` builtins. Tuples may mix both kinds; ``flatten``/``unflatten`` turn them into the
+list of IR values that crosses a region boundary and back.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..ir.core import Value
+from ..ir.types import DType, PointerType, TileType, Type
+from ..language.core import constexpr
+
+
+class Tensor:
+    """A runtime value of the kernel: a scalar or a tile."""
+
+    __slots__ = ("handle",)
+
+    def __init__(self, handle: Value) -> None:
+        self.handle = handle
+
+    @property
+    def type(self) -> Type:
+        return self.handle.type
+
+    @property
+    def dtype(self) -> DType | PointerType:
+        return self.handle.type.scalar
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.handle.type.shape
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def is_tile(self) -> bool:
+        return isinstance(self.handle.type, TileType)
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.handle.type})"
+
+
+def unwrap(v: Any) -> Any:
+    """Drop ``tl.constexpr`` wrappers (also inside tuples)."""
+    if isinstance(v, constexpr):
+        return unwrap(v.value)
+    if isinstance(v, tuple):
+        return tuple(unwrap(x) for x in v)
+    return v
+
+
+def is_constexpr(v: Any) -> bool:
+    """A compile-time constant: anything but a Tensor (tuples: all members constant)."""
+    if isinstance(v, Tensor):
+        return False
+    if isinstance(v, (tuple, list)):
+        return all(is_constexpr(x) for x in v)
+    return True
+
+
+def flatten(v: Any) -> tuple[list[Value], Callable[[list[Value]], Any]]:
+    """Split ``v`` into its IR values and a function that rebuilds ``v`` from new ones."""
+    if isinstance(v, Tensor):
+        return [v.handle], lambda vals: Tensor(vals[0])
+    if isinstance(v, tuple):
+        parts = [flatten(x) for x in v]
+        counts = [len(p[0]) for p in parts]
+
+        def rebuild(vals: list[Value]) -> Any:
+            out, i = [], 0
+            for (_, fn), n in zip(parts, counts):
+                out.append(fn(vals[i:i + n]))
+                i += n
+            return tuple(out)
+
+        return [h for p in parts for h in p[0]], rebuild
+    return [], lambda vals: v
+
+
+def describe(v: Any) -> str:
+    """How a value reads in an error message."""
+    if isinstance(v, Tensor):
+        t = v.type
+        if isinstance(t, TileType):
+            return f"tile of {t.scalar!r} with shape {list(t.shape)}"
+        return f"scalar {t.scalar!r}"
+    if isinstance(v, DType):
+        return f"dtype {v!r}"
+    return f"constant {v!r}"

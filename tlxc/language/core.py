@@ -1,0 +1,166 @@
+"""What kernels see as ``tl``: dtypes, ``constexpr`` and the builtin functions.
+
+Builtins here are names only: calling one outside a kernel is an error. Inside a
+kernel the frontend recognizes the object and applies the semantic rule registered
+under the same name in ``tlxc.frontend.semantics`` (a test checks that every builtin
+has one). Keeping this module free of compiler code lets ``import tlxc.language`` stay
+cheap and lets host code use the dtypes.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+from ..ir.types import (  # noqa: F401  (re-exported as tl.*)
+    DType,
+    PointerType,
+    TileType,
+    bfloat16,
+    float8e4b8,
+    float8e4nv,
+    float8e5,
+    float8e5b16,
+    float16,
+    float32,
+    float64,
+    int1,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+
+dtype = DType
+block_type = TileType
+bool = int1  # noqa: A001  (Triton spells int1 this way too)
+float8e4m3fn = float8e4nv
+float8e5m2 = float8e5
+
+
+def pointer_type(element_ty: Any, address_space: int = 1) -> PointerType:
+    """The type of a pointer to ``element_ty`` (for ``ptr.to(tl.pointer_type(...))``)."""
+    return PointerType(element_ty, address_space)
+
+
+class constexpr:
+    """Marks a kernel parameter (``BLOCK: tl.constexpr``) or a local
+    (``N: tl.constexpr = 4``) as a compile-time constant; ``tl.constexpr(v)`` wraps a
+    value, also at module level for constants that kernels read."""
+
+    def __init__(self, value: Any = None) -> None:
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __repr__(self) -> str:
+        return f"constexpr[{self.value!r}]"
+
+    def __index__(self) -> int:
+        return self.value.__index__()
+
+    def __bool__(self) -> bool:
+        return builtins.bool(self.value)
+
+    def __eq__(self, other: Any) -> Any:
+        return self.value == (other.value if isinstance(other, constexpr) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+
+class Builtin:
+    """A ``tl.*`` function; only meaningful inside a ``@tlxc.kernel`` function."""
+
+    def __init__(self, name: str, doc: str = "") -> None:
+        self.name = name
+        self.__name__ = name
+        self.__doc__ = doc
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"tl.{self.name} can only be called inside a @tlxc.kernel function")
+
+    def __repr__(self) -> str:
+        return f"<tl.{self.name}>"
+
+
+class PropagateNan:
+    """Whether ``tl.minimum`` / ``tl.maximum`` return NaN when an operand is NaN."""
+
+    NONE = 0
+    ALL = 0xFFFF
+
+
+def _b(name: str, doc: str) -> Builtin:
+    return Builtin(name, doc)
+
+
+# -- indexing and creation ----------------------------------------------------------------
+program_id = _b("program_id", "Index of this program along an axis of the grid.")
+num_programs = _b("num_programs", "Number of programs along an axis of the grid.")
+arange = _b("arange", "Consecutive integers [start, end) as an int32 tile.")
+zeros = _b("zeros", "A tile of zeros.")
+zeros_like = _b("zeros_like", "A tile of zeros shaped like another.")
+full = _b("full", "A tile filled with one value.")
+cast = _b("cast", "Convert a value to a dtype (like x.to).")
+# -- memory -----------------------------------------------------------------------------
+load = _b("load", "Load through a pointer or a tile of pointers.")
+store = _b("store", "Store through a pointer or a tile of pointers.")
+# -- shapes -----------------------------------------------------------------------------
+reshape = _b("reshape", "Same elements, new shape.")
+view = _b("view", "Same elements, new shape (older spelling of reshape).")
+ravel = _b("ravel", "Flatten to one dimension.")
+trans = _b("trans", "Permute dimensions (swap the two of a 2-D tile by default).")
+permute = _b("permute", "Permute dimensions.")
+expand_dims = _b("expand_dims", "Insert dimensions of size 1.")
+broadcast_to = _b("broadcast_to", "Broadcast to a shape.")
+broadcast = _b("broadcast", "Broadcast two values to a common shape.")
+join = _b("join", "Stack two tiles along a new last dimension.")
+split = _b("split", "Split a tile whose last dimension is 2.")
+# -- arithmetic -------------------------------------------------------------------------
+where = _b("where", "Elementwise select.")
+minimum = _b("minimum", "Elementwise minimum.")
+maximum = _b("maximum", "Elementwise maximum.")
+clamp = _b("clamp", "Clamp to [min, max].")
+fma = _b("fma", "Fused multiply-add.")
+cdiv = _b("cdiv", "Ceiling division.")
+exp = _b("exp", "Elementwise e**x.")
+exp2 = _b("exp2", "Elementwise 2**x.")
+log = _b("log", "Natural logarithm.")
+log2 = _b("log2", "Base-2 logarithm.")
+sqrt = _b("sqrt", "Square root.")
+sqrt_rn = _b("sqrt_rn", "Square root, rounded to nearest.")
+rsqrt = _b("rsqrt", "1 / sqrt(x).")
+abs = _b("abs", "Absolute value.")  # noqa: A001
+sin = _b("sin", "Sine.")
+cos = _b("cos", "Cosine.")
+floor = _b("floor", "Round down.")
+ceil = _b("ceil", "Round up.")
+erf = _b("erf", "Error function.")
+sigmoid = _b("sigmoid", "1 / (1 + exp(-x)).")
+div_rn = _b("div_rn", "Division rounded to nearest.")
+fdiv = _b("fdiv", "Floating-point division.")
+umulhi = _b("umulhi", "High 32 bits of the 64-bit product.")
+# -- reductions and dot -----------------------------------------------------------------
+sum = _b("sum", "Sum along an axis.")  # noqa: A001
+max = _b("max", "Maximum along an axis.")  # noqa: A001
+min = _b("min", "Minimum along an axis.")  # noqa: A001
+argmax = _b("argmax", "Index of the maximum along an axis.")
+argmin = _b("argmin", "Index of the minimum along an axis.")
+xor_sum = _b("xor_sum", "Bitwise xor along an axis.")
+dot = _b("dot", "Matrix product a @ b (+ acc).")
+# -- control and hints ------------------------------------------------------------------
+range = _b("range", "A loop range with pipelining and unrolling hints.")  # noqa: A001
+static_range = _b("static_range", "A loop range unrolled at compile time.")
+static_assert = _b("static_assert", "Compile-time assertion.")
+static_print = _b("static_print", "Print at compile time.")
+device_assert = _b("device_assert", "Runtime assertion.")
+multiple_of = _b("multiple_of", "Promise that values are multiples of a number.")
+max_contiguous = _b("max_contiguous", "Promise that runs of values are consecutive.")
+assume = _b("assume", "Promise that a condition holds.")
+
+BUILTINS: dict[str, Builtin] = {
+    name: obj for name, obj in list(globals().items()) if isinstance(obj, Builtin)
+}

@@ -1,0 +1,25 @@
+"""``tl.math``: the math functions under their ``tl.math.*`` spellings."""
+
+from .core import (  # noqa: F401
+    abs,
+    cdiv,
+    ceil,
+    cos,
+    div_rn,
+    erf,
+    exp,
+    exp2,
+    fdiv,
+    floor,
+    fma,
+    log,
+    log2,
+    max,
+    min,
+    rsqrt,
+    sigmoid,
+    sin,
+    sqrt,
+    sqrt_rn,
+    umulhi,
+)
