@@ -55,7 +55,8 @@ _ENTRIES = [
                "pass numpy arrays (interpreter), GPU tensors, or Python/numpy scalars"),
     Diagnostic("TLXC-SIG-001", "invalid signature", "use Triton's form, e.g. \"*fp16:16,i32,fp32\""),
     Diagnostic("TLXC-CLI-001", "unknown target architecture",
-               "choose one of sm_90a, sm_100a, gfx942, gfx950, gfx1250"),
+               "NVIDIA targets are sm_90a (Hopper) and sm_100a (Blackwell); AMD targets are gfx942, gfx950 "
+               "and gfx1250"),
     Diagnostic("TLXC-CLI-002", "no single kernel to compile",
                "the file must define a @tlxc.kernel function; pick one with -k NAME when there are several"),
     Diagnostic("TLXC-CLI-003", "output not available yet",

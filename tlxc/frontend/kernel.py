@@ -135,6 +135,35 @@ class KernelFunction:
         self.cache[key] = ck
         return ck
 
+    def resolve_aot(self, signature: Any, constants: dict[str, Any] | None,
+                    loc: Any) -> tuple[dict[str, ArgSpec], dict[str, Any]]:
+        """The runtime argument specs and constexpr values of an ahead-of-time compile."""
+        runtime = self.runtime_params
+        try:
+            specs, sig_consts = parse_signature(signature if signature is not None else "", runtime,
+                                                [p for p in self.params if p in self.constexpr_params],
+                                                self.params)
+        except SemanticError as e:
+            raise CompilationError(e.code, e.message, loc, e.help) from None
+        consts = dict(sig_consts)
+        for k, v in (constants or {}).items():
+            if k not in self.params:
+                raise CompilationError("TLXC-LAUNCH-001", f"{self.__name__} has no parameter '{k}'", loc)
+            if k not in self.constexpr_params:
+                raise CompilationError("TLXC-LAUNCH-001", f"'{k}' is not a tl.constexpr parameter of "
+                                       f"{self.__name__}", loc)
+            consts[k] = v
+        for name in self.params:
+            if name in self.constexpr_params and name not in consts:
+                default = self.signature.parameters[name].default
+                if default is inspect.Parameter.empty:
+                    raise CompilationError("TLXC-LAUNCH-002", f"constexpr parameter '{name}' of "
+                                           f"{self.__name__} has no value; give it in constants=", loc)
+                consts[name] = default
+        consts = {k: (tuple(consts[k]) if isinstance(consts[k], list) else consts[k])
+                  for k in self.params if k in consts}
+        return specs, consts
+
     def compile(self, signature: Any = None, constants: dict[str, Any] | None = None, arch: str = "sm_90a",
                 num_warps: int = 4, num_ctas: int = 1, num_stages: int = 3, debug: bool = False,
                 **launch_options: Any) -> Any:
@@ -149,29 +178,7 @@ class KernelFunction:
             for k in launch_options:
                 if k not in LAUNCH_OPTIONS:
                     raise CompilationError("TLXC-CALL-002", f"unknown compile option '{k}'", loc)
-            runtime = self.runtime_params
-            try:
-                specs, sig_consts = parse_signature(signature if signature is not None else "", runtime,
-                                                    [p for p in self.params if p in self.constexpr_params],
-                                                    self.params)
-            except SemanticError as e:
-                raise CompilationError(e.code, e.message, loc, e.help) from None
-            consts = dict(sig_consts)
-            for k, v in (constants or {}).items():
-                if k not in self.params:
-                    raise CompilationError("TLXC-LAUNCH-001", f"{self.__name__} has no parameter '{k}'", loc)
-                if k not in self.constexpr_params:
-                    raise CompilationError("TLXC-LAUNCH-001", f"'{k}' is not a tl.constexpr parameter of "
-                                           f"{self.__name__}", loc)
-                consts[k] = v
-            for name in self.params:
-                if name in self.constexpr_params and name not in consts:
-                    default = self.signature.parameters[name].default
-                    if default is inspect.Parameter.empty:
-                        raise CompilationError("TLXC-LAUNCH-002", f"constexpr parameter '{name}' of "
-                                               f"{self.__name__} has no value; give it in constants=", loc)
-                    consts[name] = default
-            consts = {k: consts[k] for k in self.params if k in consts}
+            specs, consts = self.resolve_aot(signature, constants, loc)
             return self.get_compiled(specs, consts, options)
         except TlxcError as e:
             raise_clean(e)

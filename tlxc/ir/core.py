@@ -171,7 +171,9 @@ class Operation:
       ATTRS       -- attribute names with their defaults (``REQUIRED`` if none);
       NUM_RESULTS -- an int, or None when variadic;
       NUM_REGIONS -- how many regions it owns;
-      IS_TERMINATOR, PURE -- traits used by the verifier and the passes.
+      IS_TERMINATOR, PURE -- traits used by the verifier and the passes; PURE (no side
+                     effects: CSE may merge it, DCE may drop it) must be declared, so
+                     an op with effects is never removed by mistake.
     """
 
     NAME: ClassVar[str] = ""
@@ -180,7 +182,7 @@ class Operation:
     NUM_RESULTS: ClassVar[int | None] = 1
     NUM_REGIONS: ClassVar[int] = 0
     IS_TERMINATOR: ClassVar[bool] = False
-    PURE: ClassVar[bool] = True
+    PURE: ClassVar[bool] = False
     REQUIRED: ClassVar[object] = object()
 
     def __init__(

@@ -87,12 +87,14 @@ class Printer:
         operands = self.operand_text(op)
         if operands:
             text += " " + operands
-        attrs = [
-            f"{k} = {format_attr(v)}"
-            for k, v in op.attrs.items()
-            if op.ATTRS[k] is Operation.REQUIRED or v != op.ATTRS[k]
-            or type(v) is not type(op.ATTRS[k])
-        ]
+        # An attribute is left out when its text is the default's text: the parser fills
+        # the default back in, so comparing texts (not values) keeps the round trip exact
+        # where values differ but print alike ([] and the default ()).
+        attrs = []
+        for k, v in op.attrs.items():
+            value = format_attr(v)
+            if op.ATTRS[k] is Operation.REQUIRED or value != format_attr(op.ATTRS[k]):
+                attrs.append(f"{k} = {value}")
         if attrs:
             text += " {" + ", ".join(attrs) + "}"
         if op.results:

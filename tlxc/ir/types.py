@@ -258,7 +258,7 @@ float16 = _f("f16", "float16", "fp16", 16, 5, 10)
 bfloat16 = _f("bf16", "bfloat16", "bf16", 16, 8, 7)
 float32 = _f("f32", "float32", "fp32", 32, 8, 23)
 float64 = _f("f64", "float64", "fp64", 64, 11, 52)
-# OCP fp8 formats (NVIDIA, gfx950, gfx1250) and the AMD "fnuz" flavours (gfx942).
+# OCP fp8 formats (NVIDIA and newer AMD chips) and the AMD "fnuz" flavours (older CDNA chips).
 float8e4nv = _f("f8e4m3", "float8e4nv", "fp8e4nv", 8, 4, 3)
 float8e5 = _f("f8e5m2", "float8e5", "fp8e5", 8, 5, 2)
 float8e4b8 = _f("f8e4m3fnuz", "float8e4b8", "fp8e4b8", 8, 4, 3)

@@ -21,6 +21,7 @@ from .base import fail, is_float, is_i1, is_int, is_ptr, same_types
 class ConstantOp(Operation):
     """A scalar constant, or a tile filled with one value (``tl.full``)."""
 
+    PURE = True
     NAME = "constant"
     ATTRS = {"value": Operation.REQUIRED}
 
@@ -38,6 +39,7 @@ class ConstantOp(Operation):
 
 
 class _Binary(Operation):
+    PURE = True
     OPERANDS = ("lhs", "rhs")
     # which element kinds the op accepts: "any", "int", "float", "num" (int or float)
     ACCEPTS = "num"
@@ -98,6 +100,7 @@ class CmpOp(Operation):
     """Comparison giving i1. Signed or unsigned by the operand type; on floats all
     predicates are ordered (false with NaN) except ``ne``, which is unordered."""
 
+    PURE = True
     NAME = "cmp"
     OPERANDS = ("lhs", "rhs")
     ATTRS = {"predicate": Operation.REQUIRED}
@@ -116,6 +119,7 @@ class CmpOp(Operation):
 class SelectOp(Operation):
     """``cond ? a : b`` elementwise; ``cond`` is i1 of the same shape."""
 
+    PURE = True
     NAME = "select"
     OPERANDS = ("cond", "true_value", "false_value")
 
@@ -130,6 +134,7 @@ class SelectOp(Operation):
 
 
 class _Unary(Operation):
+    PURE = True
     OPERANDS = ("x",)
     ACCEPTS = "float"
 
@@ -165,6 +170,7 @@ MATH_OPS = {f: _unary(f, "float", f"Elementwise {f}.") for f in MATH_FUNCTIONS}
 class FmaOp(Operation):
     """Fused multiply-add ``a * b + c`` with one rounding."""
 
+    PURE = True
     NAME = "fma"
     OPERANDS = ("a", "b", "c")
 
@@ -190,6 +196,7 @@ class ConvertOp(Operation):
     zero-extends by the source type, or keeps the low bits; i1 results are ``x != 0``.
     """
 
+    PURE = True
     NAME = "convert"
     OPERANDS = ("x",)
     ATTRS = {"rounding": "rtne"}
@@ -209,6 +216,7 @@ class ConvertOp(Operation):
 class BitcastOp(Operation):
     """Reinterpret the bits as another element type of the same width (or pointer->pointer)."""
 
+    PURE = True
     NAME = "bitcast"
     OPERANDS = ("x",)
 
@@ -226,6 +234,7 @@ class BitcastOp(Operation):
 class PtrToIntOp(Operation):
     """Pointer to its 64-bit address."""
 
+    PURE = True
     NAME = "ptrtoint"
     OPERANDS = ("x",)
 
@@ -233,12 +242,15 @@ class PtrToIntOp(Operation):
         super().verify()
         if not is_ptr(self.operands[0].type) or not is_int(self.result.type):
             fail(self, "ptrtoint takes a pointer and gives an integer")
+        if self.operands[0].type.shape != self.result.type.shape:
+            fail(self, f"ptrtoint keeps the shape: {self.operands[0].type} -> {self.result.type}")
 
 
 @register
 class IntToPtrOp(Operation):
     """64-bit integer address to a pointer."""
 
+    PURE = True
     NAME = "inttoptr"
     OPERANDS = ("x",)
 
@@ -246,12 +258,15 @@ class IntToPtrOp(Operation):
         super().verify()
         if not is_int(self.operands[0].type) or not is_ptr(self.result.type):
             fail(self, "inttoptr takes an integer and gives a pointer")
+        if self.operands[0].type.shape != self.result.type.shape:
+            fail(self, f"inttoptr keeps the shape: {self.operands[0].type} -> {self.result.type}")
 
 
 @register
 class AddPtrOp(Operation):
     """``ptr + offset``: offset counts elements of the pointee type."""
 
+    PURE = True
     NAME = "addptr"
     OPERANDS = ("ptr", "offset")
 

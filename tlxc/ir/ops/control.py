@@ -114,7 +114,8 @@ class ConditionOp(Operation):
 
 @register
 class ForOp(Operation):
-    """``for iv in range(lb, ub, step)`` with loop-carried values.
+    """``for iv in range(lb, ub, step)`` with loop-carried values, iterating exactly like
+    Python's ``range`` (a negative step counts down; a zero step is never built).
 
     ``num_stages`` and ``loop_unroll_factor`` are the user's ``tl.range`` requests
     (None when not given).

@@ -7,6 +7,7 @@ from .base import fail, is_i1
 
 
 class _Axis(Operation):
+    PURE = True
     ATTRS = {"axis": Operation.REQUIRED}
 
     def verify(self) -> None:
@@ -64,6 +65,7 @@ class AssumeOp(Operation):
 
 
 class _Hint(Operation):
+    PURE = True
     OPERANDS = ("x",)
     ATTRS = {"values": Operation.REQUIRED}
 

@@ -17,6 +17,7 @@ class ReduceOp(Operation):
     extreme element. The order of a floating-point ``sum`` is the target's choice.
     """
 
+    PURE = True
     NAME = "reduce"
     OPERANDS = ("x",)
     ATTRS = {"axis": Operation.REQUIRED, "kind": Operation.REQUIRED}
@@ -48,6 +49,7 @@ INPUT_PRECISIONS = ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6")
 class DotOp(Operation):
     """``a @ b + acc`` for [M, K] x [K, N] tiles (a leading batch dimension allowed)."""
 
+    PURE = True
     NAME = "dot"
     OPERANDS = ("a", "b", "acc")
     ATTRS = {"input_precision": "ieee", "max_num_imprecise_acc": 0}
@@ -59,6 +61,8 @@ class DotOp(Operation):
             fail(self, f"dot needs tiles of rank 2 (or 3 with a batch), got {a}, {b}, {c}")
         if a.shape[-1] != b.shape[-2]:
             fail(self, f"inner dimensions differ: {a.shape} x {b.shape}")
+        if a.shape[:-2] != b.shape[:-2]:
+            fail(self, f"batch dimensions differ: {a.shape} x {b.shape}")
         if c.shape != a.shape[:-1] + b.shape[-1:]:
             fail(self, f"accumulator shape {c.shape} should be {a.shape[:-1] + b.shape[-1:]}")
         if a.scalar != b.scalar:

@@ -12,6 +12,7 @@ from .base import fail, is_power_of_two
 class ArangeOp(Operation):
     """``[start, start+1, ..., end-1]`` as a 1-D i32 tile; ``end - start`` is a power of two."""
 
+    PURE = True
     NAME = "arange"
     ATTRS = {"start": Operation.REQUIRED, "end": Operation.REQUIRED}
 
@@ -29,6 +30,7 @@ class ArangeOp(Operation):
 class SplatOp(Operation):
     """A tile whose every element is the scalar operand."""
 
+    PURE = True
     NAME = "splat"
     OPERANDS = ("x",)
 
@@ -45,6 +47,7 @@ class SplatOp(Operation):
 class BroadcastOp(Operation):
     """Repeat dimensions of size 1 to the result shape (same rank)."""
 
+    PURE = True
     NAME = "broadcast"
     OPERANDS = ("x",)
 
@@ -64,6 +67,7 @@ class BroadcastOp(Operation):
 class ExpandDimsOp(Operation):
     """Insert a dimension of size 1 at ``axis``."""
 
+    PURE = True
     NAME = "expand_dims"
     OPERANDS = ("x",)
     ATTRS = {"axis": Operation.REQUIRED}
@@ -85,6 +89,7 @@ class ReshapeOp(Operation):
     """Same elements in row-major order, new shape. ``can_reorder`` lets the compiler
     permute elements (Triton's ``can_reorder=True``), which the interpreter does not."""
 
+    PURE = True
     NAME = "reshape"
     OPERANDS = ("x",)
     ATTRS = {"can_reorder": False}
@@ -106,6 +111,7 @@ class ReshapeOp(Operation):
 class TransOp(Operation):
     """Permute dimensions: result dim i is operand dim ``order[i]``."""
 
+    PURE = True
     NAME = "trans"
     OPERANDS = ("x",)
     ATTRS = {"order": Operation.REQUIRED}
@@ -124,6 +130,7 @@ class TransOp(Operation):
 class JoinOp(Operation):
     """Stack two tiles of one type along a new last dimension of size 2."""
 
+    PURE = True
     NAME = "join"
     OPERANDS = ("lhs", "rhs")
 
@@ -140,6 +147,7 @@ class JoinOp(Operation):
 class SplitOp(Operation):
     """Split a tile whose last dimension is 2 into its two halves."""
 
+    PURE = True
     NAME = "split"
     OPERANDS = ("x",)
     NUM_RESULTS = 2

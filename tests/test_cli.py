@@ -1,0 +1,117 @@
+"""The ``tlxc`` command line: options, outputs and errors (exit code 1, no traceback)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tlxc.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNEL = """
+import tlxc
+import tlxc.language as tl
+
+@tlxc.jit
+def helper(x):
+    return x * 2
+
+@tlxc.jit
+def scale(x, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out + offs, helper(tl.load(x + offs, mask=m)), mask=m)
+"""
+
+
+@pytest.fixture
+def kernel_file(tmp_path: Path) -> Path:
+    p = tmp_path / "scale.py"
+    p.write_text(KERNEL)
+    return p
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tlxc.cli", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_version_and_help() -> None:
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.startswith("tlxc ")
+    r = run("compile", "--help")
+    for opt in ("--arch", "-k", "--signature", "-D", "--emit", "-o", "--print-before", "--print-after",
+                "--time-passes", "--num-warps"):
+        assert opt in r.stdout
+
+
+def test_emit_ir_picks_the_kernel_nobody_calls(kernel_file: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["compile", str(kernel_file), "--arch", "sm_90a", "--signature", "*fp32:16,*fp32:16,i32",
+                 "-D", "BLOCK=128"]) == 0
+    out = capsys.readouterr().out
+    assert 'sym_name = "scale"' in out
+    assert "arange {start = 0, end = 128} : tile<128xi32>" in out
+    assert "arg_divisibility = [16, 16, 1]" in out
+
+
+def test_output_file_and_pass_dumps(kernel_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "k.ir"
+    assert main(["compile", str(kernel_file), "--arch", "gfx950", "-k", "scale", "--signature",
+                 "*fp16,*fp16,i32,64", "-o", str(out), "--print-before", "fold", "--time-passes"]) == 0
+    text = out.read_text()
+    assert "tile<64xf16>" in text
+    err = capsys.readouterr().err
+    assert "IR before fold" in err and "frontend" in err and "total" in err
+
+
+def test_unknown_arch(kernel_file: Path) -> None:
+    r = run("compile", str(kernel_file), "--arch", "sm_80", "--signature", "*fp32,*fp32,i32", "-D", "BLOCK=64")
+    assert r.returncode == 1
+    assert "error[TLXC-CLI-001]" in r.stderr and "sm_80" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_not_yet_available_output(kernel_file: Path) -> None:
+    r = run("compile", str(kernel_file), "--arch", "sm_90a", "--emit", "ptx")
+    assert r.returncode == 1
+    assert "error[TLXC-CLI-003]" in r.stderr and "not available yet" in r.stderr
+
+
+def test_no_kernel(tmp_path: Path) -> None:
+    p = tmp_path / "empty.py"
+    p.write_text("x = 1\n")
+    r = run("compile", str(p), "--arch", "sm_90a")
+    assert r.returncode == 1 and "error[TLXC-CLI-002]" in r.stderr and "defines no @tlxc.kernel" in r.stderr
+    assert f"{p}:1:1" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_several_kernels_need_k(tmp_path: Path) -> None:
+    p = tmp_path / "two.py"
+    p.write_text("import tlxc\n\n@tlxc.jit\ndef a(x):\n    pass\n\n@tlxc.jit\ndef b(x):\n    pass\n")
+    r = run("compile", str(p), "--arch", "sm_90a", "--signature", "*fp32")
+    assert r.returncode == 1 and "error[TLXC-CLI-002]" in r.stderr and "a (line 4)" in r.stderr
+    assert "b (line 8)" in r.stderr and "-k NAME" in r.stderr
+    r = run("compile", str(p), "--arch", "sm_90a", "--signature", "*fp32", "-k", "b")
+    assert r.returncode == 0 and 'sym_name = "b"' in r.stdout
+
+
+def test_compile_error_in_kernel_prints_caret(tmp_path: Path) -> None:
+    p = tmp_path / "bad.py"
+    p.write_text("import tlxc\nimport tlxc.language as tl\n\n@tlxc.jit\ndef k(x):\n"
+                 "    a = tl.arange(0, 12)\n")
+    r = run("compile", str(p), "--arch", "sm_100a", "--signature", "*fp32")
+    assert r.returncode == 1
+    lines = r.stderr.splitlines()
+    assert lines[0] == f"{p}:6:9: error[TLXC-SHAPE-002]: tl.arange(0, 12) has length 12, which is not a power of two"
+    assert lines[1] == "        a = tl.arange(0, 12)"
+    assert lines[2] == "            ^~~~~~~~~~~~~~~~"
+    assert "Traceback" not in r.stderr
+
+
+def test_readme_main_command_works() -> None:
+    r = run("compile", "examples/vector_add.py", "--arch", "sm_90a", "--signature", "*fp32:16,*fp32:16,*fp32:16,i32",
+            "-D", "BLOCK=1024")
+    assert r.returncode == 0, r.stderr
+    assert "func" in r.stdout and "load" in r.stdout and "store" in r.stdout

@@ -1,0 +1,1 @@
+"""Code generators, one package per target family (see DESIGN.md)."""

@@ -1,0 +1,107 @@
+"""Dead-code elimination.
+
+Expects: well-formed IR.
+
+Guarantees, repeated until nothing changes, in every block including nested regions:
+* a pure op (``Operation.PURE``, no regions) none of whose results is used is removed;
+* with ``options.dce_region_ops``: an ``if``, or a ``for`` with a constant positive step,
+  whose results are all unused and whose regions hold only pure ops (and nested ``if`` /
+  ``for`` of the same kind) is removed; an unused result of an ``if`` is dropped together
+  with the values its regions yield for it; an unused result of a ``for`` whose
+  loop-carried block argument feeds nothing but its own slot of the ``yield`` is dropped
+  together with its init, its block argument and its yielded value.
+
+Refuses: ops with side effects (``load``, ``store``, ``assert``, barriers...) and
+terminators always stay, even when their results are unused -- a ``load`` can fault and
+is ordered against the barriers around it. ``while`` loops always stay (they may not
+terminate), as does a ``for`` whose step is not a known positive constant, and so do the
+``func``/``module`` ops and their arguments.
+"""
+
+from __future__ import annotations
+
+from ..core import Block, Operation
+from .options import PassOptions
+from .rewrite import blocks_of, constant_of, drop_block_arg, drop_operand, drop_result, tag
+
+
+def run(module: Operation, options: PassOptions) -> Operation:
+    """Remove dead ops of ``module``, in place (see the module docstring)."""
+    while _dce_regions(module, options):
+        pass
+    return module
+
+
+def _dce_regions(op: Operation, options: PassOptions) -> bool:
+    changed = False
+    for block in blocks_of(op):
+        changed |= _dce_block(block, options)
+    return changed
+
+
+def _dce_block(block: Block, options: PassOptions) -> bool:
+    # Backwards, so that a chain of dead ops goes in one sweep: users come before
+    # the ops they use.
+    changed = False
+    for op in reversed(list(block.ops)):
+        try:
+            changed |= _dce_regions(op, options)
+            if _is_dead(op, options):
+                op.erase()
+                changed = True
+            elif options.dce_region_ops:
+                changed |= _drop_unused_results(op)
+        except Exception as e:
+            tag(e, op)
+            raise
+    return changed
+
+
+def _is_dead(op: Operation, options: PassOptions) -> bool:
+    if op.IS_TERMINATOR or any(r.uses for r in op.results):
+        return False
+    if not op.regions:
+        return op.PURE
+    return options.dce_region_ops and _free_of_effects(op)
+
+
+def _free_of_effects(op: Operation) -> bool:
+    """Whether removing ``op`` (with everything in its regions) changes nothing but its
+    results."""
+    if op.NAME == "yield":
+        return True
+    if not op.regions:
+        return op.PURE and not op.IS_TERMINATOR
+    if op.NAME == "for":
+        step = constant_of(op.operands[2])
+        if not isinstance(step, int) or step <= 0:
+            return False  # a zero step never ends; a negative one is the frontend's rule
+    elif op.NAME != "if":
+        return False
+    return all(_free_of_effects(inner) for block in blocks_of(op) for inner in block.ops)
+
+
+def _drop_unused_results(op: Operation) -> bool:
+    if op.NAME == "if":
+        dead = [i for i, r in enumerate(op.results) if not r.uses]
+        for i in reversed(dead):
+            for block in blocks_of(op):
+                drop_operand(block.terminator, i)
+            drop_result(op, i)
+        return bool(dead)
+    if op.NAME == "for":
+        body = op.regions[0].block
+        term = body.terminator
+        dead = []
+        for i, r in enumerate(op.results):
+            arg = body.args[i + 1]
+            if not r.uses and all(user is term for user in arg.uses) and \
+                    all(v is not arg for j, v in enumerate(term.operands) if j != i):
+                dead.append(i)
+        for i in reversed(dead):
+            drop_operand(term, i)
+            drop_block_arg(body, i + 1)
+            drop_operand(op, 3 + i)
+            drop_result(op, i)
+        return bool(dead)
+    return False

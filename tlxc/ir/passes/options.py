@@ -1,0 +1,33 @@
+"""Settings of the IR passes.
+
+Passes read their settings from a ``PassOptions`` and never from the environment: the
+CLI and the kernel decorator build one from their flags (``STYLE.md`` rule 21).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PassOptions:
+    """What the canonicalization passes may do.
+
+    max_iterations -- how many rounds a fixed-point group of passes (``CANONICALIZE``)
+                      runs at most before the pipeline moves on;
+    fold_floats    -- fold floating-point arithmetic (exactly, in the value's own type);
+                      off leaves every float op to the target;
+    dce_region_ops -- let DCE remove unused ``if``/``for`` ops with side-effect-free
+                      bodies and drop their unused results and loop-carried values.
+    """
+
+    max_iterations: int = 8
+    fold_floats: bool = True
+    dce_region_ops: bool = True
+
+    def __post_init__(self) -> None:
+        if self.max_iterations < 1:
+            raise ValueError(f"max_iterations must be at least 1, got {self.max_iterations}")
+
+
+DEFAULT_OPTIONS = PassOptions()

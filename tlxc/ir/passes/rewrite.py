@@ -1,0 +1,103 @@
+"""Small IR surgery shared by the passes: replacing an op, moving ops, dropping results,
+operands and block arguments, and tagging an exception with the op being rewritten.
+
+``core.py`` keeps values, uses and parents consistent for the common edits (append,
+insert, erase, set_operand, replace_all_uses_with); the edits here are the rarer ones a
+pass needs, written once so that use lists stay right.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Sequence
+
+from ..core import Block, Operation, Value
+from ..ops import ConstantOp
+from ..types import Type
+
+# Name of the attribute that ``tag`` sets on an exception; the pipeline reads it to give
+# an internal error the user's line.
+OP_ATTR = "tlxc_pass_op"
+
+
+def tag(exc: BaseException, op: Operation) -> None:
+    """Record on ``exc`` the op being processed when it was raised (the innermost wins)."""
+    if getattr(exc, OP_ATTR, None) is None:
+        try:
+            setattr(exc, OP_ATTR, op)
+        except AttributeError:  # exceptions without a __dict__; the error just has no line
+            pass
+
+
+def tagged_op(exc: BaseException) -> Operation | None:
+    return getattr(exc, OP_ATTR, None)
+
+
+def blocks_of(op: Operation) -> Iterator[Block]:
+    for r in op.regions:
+        yield from r.blocks
+
+
+def constant_of(v: Value) -> Any:
+    """The ``value`` attribute if ``v`` is the result of a ``constant`` op, else None."""
+    owner = v.owner
+    if isinstance(owner, ConstantOp):
+        return owner.attrs["value"]
+    return None
+
+
+def is_constant(v: Value) -> bool:
+    return isinstance(v.owner, ConstantOp)
+
+
+def insert_constant(before: Operation, type: Type, value: Any) -> Value:
+    """A new ``constant`` op placed just before ``before``, with its location."""
+    assert before.parent is not None
+    const = ConstantOp([], [type], {"value": value}, loc=before.loc)
+    block = before.parent
+    block.insert(block.ops.index(before), const)
+    return const.result
+
+
+def replace_op(op: Operation, values: Sequence[Value]) -> None:
+    """Replace every use of ``op``'s results with ``values`` and erase ``op``."""
+    assert len(values) == len(op.results), (op.NAME, len(values), len(op.results))
+    for r, v in zip(op.results, values):
+        r.replace_all_uses_with(v)
+    op.erase()
+
+
+def inline_block_before(block: Block, op: Operation) -> list[Value]:
+    """Move every op of ``block`` but its terminator in front of ``op``; return the
+    terminator's operands (the values the block yields). The block must have no
+    arguments (or none still used)."""
+    assert op.parent is not None
+    dest = op.parent
+    term = block.terminator
+    index = dest.ops.index(op)
+    for moved in [o for o in block.ops if o is not term]:
+        block.remove(moved)
+        dest.insert(index, moved)
+        index += 1
+    return list(term.operands) if term is not None else []
+
+
+def drop_operand(op: Operation, index: int) -> None:
+    """Remove operand ``index`` (a variadic one: optional operands are not supported)."""
+    v = op.operands.pop(index)
+    v.uses.remove(op)
+
+
+def drop_result(op: Operation, index: int) -> None:
+    """Remove result ``index``, which must be unused, and renumber the others."""
+    r = op.results.pop(index)
+    assert not r.uses, "dropping a used result"
+    for i, other in enumerate(op.results):
+        other.index = i
+
+
+def drop_block_arg(block: Block, index: int) -> None:
+    """Remove block argument ``index``, which must be unused, and renumber the others."""
+    a = block.args.pop(index)
+    assert not a.uses, "dropping a used block argument"
+    for i, other in enumerate(block.args):
+        other.index = i
