@@ -68,6 +68,8 @@ class CompiledKernel:
     used_globals: dict[str, Any]
     asm: Artifacts = field(default_factory=Artifacts)
     timings: dict[str, float] = field(default_factory=dict)
+    # why this variant was compiled although others existed (see KernelFunction.get_compiled)
+    recompile_reason: str = ""
 
     @property
     def func(self) -> Operation:

@@ -9,7 +9,7 @@ file:line:col and the source line, and renders like a compiler diagnostic::
     help: make the shapes equal or 1 in every dimension ...
 
 Compiler frames never reach the user: the public entry points re-raise these errors
-with the compiler's traceback removed (``raise_clean``).
+with the compiler's traceback removed (``clean``).
 """
 
 from __future__ import annotations
@@ -109,9 +109,7 @@ class SemanticError(Exception):
         self.help = help
 
 
-def raise_clean(err: BaseException) -> None:
-    """Re-raise ``err`` without the compiler frames that led to it."""
-    err.__traceback__ = None
-    err.__cause__ = None
-    err.__suppress_context__ = True
-    raise err
+def clean(err: BaseException) -> BaseException:
+    """``err`` without the compiler frames that led to it; public entry points do
+    ``raise clean(e) from None`` so that the user sees their own frames only."""
+    return err.with_traceback(None)

@@ -264,7 +264,7 @@ class ControlFlowMixin(_Base):
                                       node.body)
         inits = self._loop_inits(carried, livein)
         init_handles, rebuilds = self._flatten_all(inits)
-        body = Block([lb.type] + [h.type for h in init_handles])
+        body = Block([lb.type] + [h.type for h in init_handles], [iv_name] + self._hints(carried, rebuilds))
         self.scope = dict(livein)
         self.scope[iv_name] = Tensor(body.args[0])
         self._bind_carried(carried, rebuilds, body.args[1:])
@@ -288,7 +288,7 @@ class ControlFlowMixin(_Base):
         inits = self._loop_inits(carried, livein)
         init_handles, rebuilds = self._flatten_all(inits)
         types = [h.type for h in init_handles]
-        before = Block(types)
+        before = Block(types, self._hints(carried, rebuilds))
         self.scope = dict(livein)
         self._bind_carried(carried, rebuilds, before.args)
         with self.builder.at_end(before):
@@ -303,7 +303,7 @@ class ControlFlowMixin(_Base):
             if c.shape:
                 raise self.error(node.test, "TLXC-TYPE-001", f"a while condition must be a scalar, got {describe(c)}")
             self.builder.create(ops.ConditionOp, [c.handle] + list(before.args))
-        after = Block(types)
+        after = Block(types, self._hints(carried, rebuilds))
         self.scope = dict(livein)
         self._bind_carried(carried, rebuilds, after.args)
         self.loop_depth += 1
@@ -348,7 +348,7 @@ class ControlFlowMixin(_Base):
                                                                 or isinstance(now, tuple)) else None
             if t_now != t_before:
                 now_desc = describe_types(t_now) if t_now is not None else describe(now)
-                raise self.error(node, "TLXC-LOOP-001", f"loop-carried variable '{n}' changes type in the loop: "
+                raise self.error(self.def_locs.get(n, node), "TLXC-LOOP-001", f"loop-carried variable '{n}' changes type in the loop: "
                                  f"{describe_types(t_before)} before, {now_desc} after one iteration")
         return [n for n in names if has_tensor(after[n]) or has_tensor(livein[n])
                 or not same_constant(livein[n], after[n])]
@@ -364,6 +364,14 @@ class ControlFlowMixin(_Base):
             handles.extend(hs)
             rebuilds.append((len(hs), rb))
         return handles, rebuilds
+
+    @staticmethod
+    def _hints(names: list[str], rebuilds: list) -> list[str | None]:
+        """Value names for the printed IR: the variable's name where it is one value."""
+        out: list[str | None] = []
+        for name, (n, _) in zip(names, rebuilds):
+            out += [name] if n == 1 else [None] * n
+        return out
 
     def _bind_carried(self, names: list[str], rebuilds: list, values: list) -> None:
         i = 0

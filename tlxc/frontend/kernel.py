@@ -8,7 +8,7 @@ import inspect
 import os
 from typing import Any, Callable, Sequence
 
-from ..errors import CompilationError, SemanticError, TlxcError, raise_clean
+from ..errors import CompilationError, SemanticError, TlxcError, clean
 from ..language.core import constexpr
 from .callsite import caller_location
 from .source import FunctionSource, parse_function
@@ -49,6 +49,7 @@ class KernelFunction:
         self.debug = debug
         self._source: FunctionSource | None = None
         self.cache: dict[Any, Any] = {}
+        self.last_compiled: Any = None
 
     def __repr__(self) -> str:
         return f"<tlxc kernel {self.__qualname__}>"
@@ -131,9 +132,28 @@ class KernelFunction:
         ck = self.cache.get(key)
         if ck is not None and all(_global_value(k) == v for k, v in ck.used_globals.items()):
             return ck
+        reason = self._recompile_reason(specs, consts, options, ck)
         ck = compile_kernel(self, specs, consts, options)
+        ck.recompile_reason = reason
         self.cache[key] = ck
+        self.last_compiled = ck
         return ck
+
+    def _recompile_reason(self, specs: dict[str, ArgSpec], consts: dict[str, Any], options: Any,
+                          stale: Any) -> str:
+        """Why a launch compiled a new variant, in terms of the arguments that differ from
+        the variant compiled last (empty for the first compile)."""
+        if stale is not None:
+            changed = [k for k, v in stale.used_globals.items() if _global_value(k) != v]
+            return "module globals changed: " + ", ".join(changed)
+        prev = getattr(self, "last_compiled", None)
+        if prev is None:
+            return ""
+        diffs = [f"{k}: {prev.signature[k]} -> {v}" for k, v in specs.items() if prev.signature.get(k) != v]
+        diffs += [f"{k}={prev.constants.get(k)!r} -> {v!r}" for k, v in consts.items() if prev.constants.get(k) != v]
+        if prev.options != options:
+            diffs.append("launch options changed")
+        return ", ".join(diffs)
 
     def resolve_aot(self, signature: Any, constants: dict[str, Any] | None,
                     loc: Any) -> tuple[dict[str, ArgSpec], dict[str, Any]]:
@@ -181,7 +201,7 @@ class KernelFunction:
             specs, consts = self.resolve_aot(signature, constants, loc)
             return self.get_compiled(specs, consts, options)
         except TlxcError as e:
-            raise_clean(e)
+            raise clean(e) from None
 
     def warmup(self, *args: Any, grid: Any = None, **kwargs: Any) -> Any:
         loc = caller_location()
@@ -253,7 +273,7 @@ class Launcher:
             run_kernel(ck.func, grid, runtime)
             return ck
         except TlxcError as e:
-            raise_clean(e)
+            raise clean(e) from None
 
 
 class _InterpretIndexer:

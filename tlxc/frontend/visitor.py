@@ -71,6 +71,8 @@ class CodeGenerator(ControlFlowMixin, CallMixin, ast.NodeVisitor):
         self.returned = False
         self.ret: Any = None
         self.loop_depth = 0
+        # where each name was last assigned: loop-carried type errors point there
+        self.def_locs: dict[str, ast.AST] = {}
 
     # -- diagnostics ------------------------------------------------------------------------
     def loc(self, node: ast.AST) -> Location:
@@ -308,6 +310,7 @@ class CodeGenerator(ControlFlowMixin, CallMixin, ast.NodeVisitor):
     def assign(self, target: ast.expr, value: Any) -> None:
         if isinstance(target, ast.Name):
             self.scope[target.id] = value
+            self.def_locs[target.id] = target
             return
         if isinstance(target, (ast.Tuple, ast.List)):
             if not isinstance(value, tuple):
@@ -353,6 +356,7 @@ class CodeGenerator(ControlFlowMixin, CallMixin, ast.NodeVisitor):
         current = self.lookup(node.target.id, node.target)  # type: ignore[union-attr]
         rhs = self.visit(node.value)
         self.scope[node.target.id] = self.sanitize(self.binary_op(node, type(node.op), current, rhs))  # type: ignore
+        self.def_locs[node.target.id] = node  # type: ignore[union-attr]
 
     def visit_Assert(self, node: ast.Assert) -> None:
         from .semantics import misc

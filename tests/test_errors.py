@@ -1,0 +1,345 @@
+"""The error catalog: every diagnostic code has a negative test that checks the code,
+the line and the caret (STYLE rule 17).
+
+Each case is a kernel file in which the line the error must point at carries a
+``# ERR <text>`` comment: the caret must sit under the first occurrence of ``<text>`` on
+that line. ``run`` is the statement that triggers the error (compile or launch).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tlxc
+from tlxc.diagnostics import CATALOG
+
+CASES: dict[str, list[tuple[str, str]]] = {
+    "TLXC-NAME-001": [
+        ("""
+@tlxc.jit
+def k(x):
+    tl.store(x, not_defined)  # ERR not_defined
+""", "k.compile('*fp32')"),
+        ("""
+@tlxc.jit
+def k(x):
+    tl.store(x, tl.no_such_builtin(1))  # ERR tl.no_such_builtin
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-SYNTAX-001": [
+        ("""
+@tlxc.jit
+def k(x):
+    try:  # ERR try
+        pass
+    except Exception:
+        pass
+""", "k.compile('*fp32')"),
+        ("""
+@tlxc.jit
+def k(x):
+    f = lambda v: v  # ERR lambda
+""", "k.compile('*fp32')"),
+        ("""
+@tlxc.jit
+def k(x):
+    v = [i for i in range(4)]  # ERR [i
+""", "k.compile('*fp32')"),
+        ("""
+@tlxc.jit
+def k(x):
+    with open("f") as f:  # ERR with
+        pass
+""", "k.compile('*fp32')"),
+        ("""
+G = 1
+@tlxc.jit
+def k(x):
+    global G  # ERR global
+""", "k.compile('*fp32')"),
+        ("""
+@tlxc.jit
+def k(x, n):
+    for i in range(n):
+        break  # ERR break
+""", "k.compile('*fp32,i32')"),
+    ],
+    "TLXC-CALL-001": [
+        ("""
+def plain(v):
+    return v
+@tlxc.jit
+def k(x):
+    tl.store(x, plain(1.0))  # ERR plain(
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-CALL-002": [
+        ("""
+@tlxc.jit
+def k(x):
+    tl.store(x, tl.load(x, bogus=1))  # ERR tl.load(
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-SHAPE-001": [
+        ("""
+@tlxc.jit
+def k(x):
+    v = tl.arange(0, 16) + tl.arange(0, 32)  # ERR tl.arange(0, 16)
+""", "k.compile('*fp32')"),
+        ("""
+@tlxc.jit
+def k(x):
+    a = tl.zeros([16, 32], dtype=tl.float32)
+    b = tl.zeros([16, 16], dtype=tl.float32)
+    c = tl.maximum(a, b)  # ERR tl.maximum
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-SHAPE-002": [
+        ("""
+@tlxc.jit
+def k(x, B: tl.constexpr):
+    offs = tl.arange(0, B)  # ERR tl.arange
+""", "k.compile('*fp32', {'B': 100})"),
+    ],
+    "TLXC-SHAPE-003": [
+        ("""
+@tlxc.jit
+def k(x):
+    v = tl.reshape(tl.arange(0, 16), [4, 8])  # ERR tl.reshape
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-CONSTEXPR-001": [
+        ("""
+@tlxc.jit
+def k(x, n):
+    offs = tl.arange(0, n)  # ERR tl.arange
+""", "k.compile('*fp32,i32')"),
+        ("""
+@tlxc.jit
+def k(x, n):
+    for i in tl.static_range(n):  # ERR tl.static_range
+        pass
+""", "k.compile('*fp32,i32')"),
+        ("""
+@tlxc.jit
+def k(x):
+    HALF = 8
+    offs = tl.arange(0, HALF)  # ERR tl.arange
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-TYPE-001": [
+        ("""
+@tlxc.jit
+def k(x):
+    v = tl.load(x)
+    w = v << 2  # ERR v << 2
+""", "k.compile('*fp32')"),
+        ("""
+@tlxc.jit
+def k(x):
+    v = tl.exp(tl.arange(0, 16))  # ERR tl.exp
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-TYPE-002": [
+        ("""
+@tlxc.jit
+def k(x, n):
+    v = tl.load(x)
+    if n > 0:  # ERR if
+        v = n
+    else:
+        v = v * 2.0
+    tl.store(x, v)
+""", "k.compile('*fp32,i32')"),
+    ],
+    "TLXC-DOT-001": [
+        ("""
+@tlxc.jit
+def k(x):
+    a = tl.zeros([32, 16], dtype=tl.float16)
+    b = tl.zeros([32, 16], dtype=tl.float16)
+    c = tl.dot(a, b)  # ERR tl.dot
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-DOT-002": [
+        ("""
+@tlxc.jit
+def k(x):
+    a = tl.zeros([16, 16], dtype=tl.float16)
+    b = tl.zeros([16, 16], dtype=tl.bfloat16)
+    c = tl.dot(a, b)  # ERR tl.dot
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-MEM-001": [
+        ("""
+@tlxc.jit
+def k(x, n):
+    tl.store(n, 1)  # ERR tl.store
+""", "k.compile('*fp32,i32')"),
+    ],
+    "TLXC-LOOP-001": [
+        ("""
+@tlxc.jit
+def k(x, n):
+    acc = 0
+    for i in range(n):
+        acc += tl.load(x + i)  # ERR acc +=
+    tl.store(x, acc)
+""", "k.compile('*fp32,i32')"),
+    ],
+    "TLXC-ASSERT-001": [
+        ("""
+@tlxc.jit
+def k(x, B: tl.constexpr):
+    tl.static_assert(B % 16 == 0, "B must be a multiple of 16")  # ERR tl.static_assert
+""", "k.compile('*fp32', {'B': 24})"),
+    ],
+    "TLXC-LAUNCH-001": [
+        ("""
+@tlxc.jit
+def k(x, n, B: tl.constexpr):
+    pass
+def launch():
+    k.interpret[(1,)](np.zeros(4, np.float32), 4, 8, 9)  # ERR k.interpret
+""", "launch()"),
+    ],
+    "TLXC-LAUNCH-002": [
+        ("""
+@tlxc.jit
+def k(x, n, B: tl.constexpr):
+    pass
+def launch():
+    k.interpret[(1,)](np.zeros(4, np.float32), 4)  # ERR k.interpret
+""", "launch()"),
+    ],
+    "TLXC-LAUNCH-003": [
+        ("""
+@tlxc.jit
+def k(x, n):
+    pass
+def launch():
+    k.interpret[(1,)](np.zeros(4, np.float32), "four")  # ERR k.interpret
+""", "launch()"),
+    ],
+    "TLXC-SIG-001": [
+        ("""
+@tlxc.jit
+def k(x, n):
+    pass
+def build():
+    return k.compile("*fp32,i31")  # ERR k.compile
+""", "build()"),
+    ],
+    "TLXC-CLI-001": [
+        ("""
+@tlxc.jit
+def k(x):
+    pass
+def build():
+    return k.compile("*fp32", arch="sm_80")  # ERR k.compile
+""", "build()"),
+    ],
+    "TLXC-INTERP-001": [
+        ("""
+@tlxc.jit
+def k(x):
+    offs = tl.arange(0, 16)
+    tl.store(x + offs, 1.0)  # ERR tl.store
+def launch():
+    k.interpret[(1,)](np.zeros(8, np.float32))
+""", "launch()"),
+    ],
+    "TLXC-INTERP-002": [
+        ("""
+@tlxc.jit
+def k(x):
+    v = tl.load(x + tl.arange(0, 4))
+    tl.device_assert(v > 0, "values must be positive")  # ERR tl.device_assert
+def launch():
+    k.interpret[(1,)](np.array([1, 2, -3, 4], np.float32))
+""", "launch()"),
+    ],
+}
+
+# Codes tested elsewhere because they need the command line or a broken compiler:
+ELSEWHERE = {
+    "TLXC-CLI-002": "tests/test_cli.py::test_no_kernel, test_several_kernels_need_k",
+    "TLXC-CLI-003": "tests/test_cli.py::test_not_yet_available_output",
+    "TLXC-INTERNAL-001": "test_internal_error_points_at_user_line below",
+}
+
+
+def _expected(source: str) -> tuple[int, int, str]:
+    """(line, column) of the ``# ERR`` marker within the loaded file (3 header lines)."""
+    for i, line in enumerate(source.splitlines()):
+        if "# ERR " in line:
+            code, marker = line.split("# ERR ", 1)
+            return i + 4, code.index(marker.strip()), code.rstrip()
+    raise AssertionError("case without # ERR marker")
+
+
+def test_every_code_has_a_negative_test() -> None:
+    assert set(CATALOG) == set(CASES) | set(ELSEWHERE)
+
+
+@pytest.mark.parametrize("code,index", [(c, i) for c, cases in CASES.items() for i in range(len(cases))])
+def test_error_points_at_user_line(code: str, index: int, load_kernels: Any) -> None:
+    source, run = CASES[code][index]
+    mod = load_kernels(source)
+    line, col, text = _expected(source)
+    with pytest.raises((tlxc.CompilationError, tlxc.InterpreterError)) as info:
+        eval(run, vars(mod))
+    err = info.value
+    assert err.code == code, str(err)
+    assert err.loc is not None and err.loc.file == mod.__path_str__
+    assert (err.loc.line, err.loc.col) == (line, col), str(err)
+    rendered = str(err).splitlines()
+    assert rendered[0].startswith(f"{mod.__path_str__}:{line}:{col + 1}: error[{code}]: ")
+    assert rendered[1] == "    " + text.rstrip() or rendered[1].startswith("    " + text.rstrip())
+    assert rendered[2].startswith(" " * (4 + col) + "^")
+    assert len([f for f in _frames(err) if "/tlxc/" in f.filename]) <= 1  # only the public entry point
+
+
+def _frames(err: BaseException) -> list[Any]:
+    import traceback
+
+    return traceback.extract_tb(err.__traceback__)[1:]
+
+
+def test_internal_error_points_at_user_line(load_kernels: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tlxc.frontend.semantics import RULES
+
+    def broken(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        raise ZeroDivisionError("simulated bug")
+
+    monkeypatch.setitem(RULES, "program_id", broken)
+    source = """
+@tlxc.jit
+def k(x):
+    pid = tl.program_id(0)  # ERR tl.program_id
+"""
+    mod = load_kernels(source)
+    line, col, _ = _expected(source)
+    with pytest.raises(tlxc.InternalCompilerError) as info:
+        mod.k.compile("*fp32")
+    assert info.value.code == "TLXC-INTERNAL-001"
+    assert (info.value.loc.line, info.value.loc.col) == (line, col)
+    assert "simulated bug" in str(info.value) and "frontend" in str(info.value)
+
+
+def test_launch_error_has_no_compiler_frames(load_kernels: Any) -> None:
+    mod = load_kernels("""
+@tlxc.jit
+def k(x, B: tl.constexpr):
+    pass
+""")
+    with pytest.raises(tlxc.CompilationError) as info:
+        mod.k.interpret[(1,)](np.zeros(4, np.float32))
+    import traceback
+
+    frames = traceback.extract_tb(info.value.__traceback__)
+    inner = [f for f in frames if "/tlxc/" in f.filename]
+    assert len(inner) <= 1, frames  # at most the public entry point that re-raised it
