@@ -262,6 +262,16 @@ def launch():
     k.interpret[(1,)](np.array([1, 2, -3, 4], np.float32))
 """, "launch()"),
     ],
+    "TLXC-INTERP-003": [
+        ("""
+@tlxc.jit
+def k(x, step):
+    for i in range(0, 4, step):  # ERR for
+        tl.store(x + i, 1.0)
+def launch():
+    k.interpret[(1,)](np.zeros(4, np.float32), 0)
+""", "launch()"),
+    ],
 }
 
 # Codes tested elsewhere because they need the command line or a broken compiler:

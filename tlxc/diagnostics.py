@@ -64,6 +64,8 @@ _ENTRIES = [
     Diagnostic("TLXC-INTERP-001", "out-of-bounds memory access",
                "mask the load or store (mask=offsets < n) or check the grid and block sizes"),
     Diagnostic("TLXC-INTERP-002", "device assertion failed", "the condition was false while running"),
+    Diagnostic("TLXC-INTERP-003", "loop with a zero step",
+               "a range step of zero never ends; check the value passed as the step"),
     Diagnostic("TLXC-INTERNAL-001", "internal compiler error", "this is a bug in tlxc; please report it"),
 ]
 

@@ -1,0 +1,205 @@
+"""The interpreter's memory: kernel pointer arguments in a virtual 64-bit address space.
+
+A pointer value is an int64 byte address. Argument ``i`` (a numpy array) gets the base
+address ``(2 * i + 2) << 40``: the address of the array's first element (its data
+pointer). The argument owns the window ``base ± 2**40``, so a pointer that strays a little
+below or above its array is still reported against the right argument; address 0 and
+anything outside every window belongs to no argument.
+
+Addresses map to the caller's own memory, not to a copy: the argument's *span* is the
+byte range its elements cover, following the array's strides (negative ones included),
+seen as one flat ``uint8`` array. Loads and stores read and write there, so results land
+in the caller's array in place, and a kernel that indexes a non-contiguous array with its
+strides (``x.strides[0] // x.itemsize``, as Triton kernels do with ``x.stride(0)``) sees
+exactly the elements numpy sees. Bytes in the span between a strided view's elements are
+valid memory, as they are on the GPU.
+
+An access is valid when its lane is unmasked, its address falls in an argument's span with
+room for the whole element, and the address is a multiple of the element size (natural
+alignment). Anything else raises ``InterpreterError("TLXC-INTERP-001")`` naming the
+argument, the element and byte offset, the array's size, the lane and the program.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..errors import InterpreterError
+from ..ir.core import Location
+
+WINDOW_BITS = 40
+_HALF = np.int64(1 << WINDOW_BITS)
+_SHIFT = np.int64(WINDOW_BITS + 1)
+
+
+def base_address(index: int) -> int:
+    """Virtual address of the first element of pointer argument ``index``."""
+    return (2 * index + 2) << WINDOW_BITS
+
+
+def _span(array: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """The caller's bytes covered by ``array`` as a flat uint8 view, and its byte bounds
+    ``[lo, hi)`` relative to the array's data pointer (``lo <= 0`` with negative strides)."""
+    if array.size == 0:
+        return np.zeros(0, np.uint8), 0, 0
+    lo = sum((n - 1) * s for n, s in zip(array.shape, array.strides) if s < 0)
+    hi = sum((n - 1) * s for n, s in zip(array.shape, array.strides) if s > 0) + array.itemsize
+    # a view of the element at the lowest address (one element is always contiguous, so
+    # reshape and view below never copy)
+    if array.ndim:
+        first = array[tuple(slice(n - 1, n) if s < 0 else slice(0, 1) for n, s in zip(array.shape, array.strides))]
+    else:
+        first = array
+    raw = first.reshape(1).view(np.uint8)
+    span = as_strided(raw, shape=(hi - lo,), strides=(1,), writeable=array.flags.writeable)
+    return span, lo, hi
+
+
+@dataclass
+class Region:
+    """One pointer argument: its name, the caller's array and that array's bytes."""
+
+    index: int
+    name: str
+    array: np.ndarray
+    base: int
+    span: np.ndarray
+    lo: int
+    hi: int
+    typed: dict[np.dtype, np.ndarray | None] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        a = self.array
+        return f"argument '{self.name}' ({a.dtype} array of shape {a.shape}, {a.size} elements, {a.nbytes} bytes)"
+
+    def view(self, dt: np.dtype) -> np.ndarray | None:
+        """The span as a flat array of ``dt``, element 0 at byte ``lo``; None when the span
+        does not start at a multiple of the element size (the byte path serves those)."""
+        if dt not in self.typed:
+            size = dt.itemsize
+            if self.lo % size:
+                self.typed[dt] = None
+            else:
+                n = (self.hi - self.lo) // size * size
+                self.typed[dt] = self.span[:n].view(dt)
+        return self.typed[dt]
+
+
+class Memory:
+    """The pointer arguments of one launch, and gather/scatter through addresses."""
+
+    def __init__(self, arrays: list[tuple[int, str, np.ndarray]]) -> None:
+        self.regions: dict[int, Region] = {}
+        for index, name, array in arrays:
+            span, lo, hi = _span(array)
+            self.regions[index] = Region(index, name, array, base_address(index), span, lo, hi)
+        # the program running now, for error messages; the driver updates it
+        self.program: tuple[int, int, int] = (0, 0, 0)
+
+    # -- address checks -------------------------------------------------------------------
+    def _groups(self, addr: np.ndarray, mask: np.ndarray | None, dt: np.dtype, loc: Location | None,
+                access: str) -> list[tuple[Region, np.ndarray, np.ndarray | None]]:
+        """Split the active lanes by argument and check them.
+
+        Returns ``(region, byte offset from the start of the span, lane selector)`` per
+        argument touched; the selector is None when every lane is in that group.
+        """
+        rid = ((addr + _HALF) >> _SHIFT) - 1
+        active = rid if mask is None else rid[mask]
+        if active.size == 0:
+            return []
+        first, last = int(active.min()), int(active.max())
+        if first == last and first in self.regions:
+            region = self.regions[first]
+            return [self._checked(region, addr, mask, dt, loc, access)]
+        groups = []
+        for r in np.unique(active).tolist():
+            sel = rid == r if mask is None else (rid == r) & mask
+            if r not in self.regions:
+                lane = tuple(int(i) for i in np.argwhere(sel)[0])
+                raise InterpreterError(
+                    "TLXC-INTERP-001",
+                    f"{access} through address {int(addr[lane]):#x}, which is in no pointer argument "
+                    f"(lane {lane} of program {self.program})", loc)
+            groups.append(self._checked(self.regions[r], addr, sel, dt, loc, access))
+        return groups
+
+    def _checked(self, region: Region, addr: np.ndarray, sel: np.ndarray | None, dt: np.dtype,
+                 loc: Location | None, access: str) -> tuple[Region, np.ndarray, np.ndarray | None]:
+        size = dt.itemsize
+        off = addr - np.int64(region.base)
+        bad = (off < region.lo) | (off > region.hi - size)
+        misaligned = (off & np.int64(size - 1)) != 0
+        if sel is not None:
+            bad &= sel
+            misaligned &= sel
+        if bad.any():
+            self._raise(region, off, bad, dt, loc, access, "out of bounds")
+        if misaligned.any():
+            self._raise(region, off, misaligned, dt, loc, access, "misaligned")
+        return region, off - np.int64(region.lo), sel
+
+    def _raise(self, region: Region, off: np.ndarray, bad: np.ndarray, dt: np.dtype, loc: Location | None,
+               access: str, what: str) -> None:
+        lane = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
+        byte = int(off[lane])
+        size = dt.itemsize
+        count = int(bad.sum())
+        others = f" (and {count - 1} more lanes)" if count > 1 else ""
+        if what == "misaligned":
+            detail = f"byte offset {byte} is not a multiple of {size}, the size of {dt}"
+        else:
+            detail = f"element index {byte // size} (byte offset {byte}, {dt})"
+        raise InterpreterError(
+            "TLXC-INTERP-001",
+            f"{what} {access} of {region.describe()}: {detail} at lane {lane} of program "
+            f"{self.program}{others}", loc)
+
+    # -- gather / scatter -------------------------------------------------------------------
+    def load(self, addr: np.ndarray, mask: np.ndarray | None, other: np.ndarray | None, dt: np.dtype,
+             loc: Location | None) -> np.ndarray:
+        """Gather ``dt`` values; masked-off lanes give ``other`` (zeros without it)."""
+        groups = self._groups(addr, mask, dt, loc, "load")
+        if mask is None and len(groups) == 1:
+            region, rel, _ = groups[0]
+            return _gather(region, rel, dt)
+        out = np.zeros(addr.shape, dt) if other is None else np.array(other, dtype=dt)
+        for region, rel, sel in groups:
+            if sel is None:
+                out[...] = _gather(region, rel, dt)
+            else:
+                out[sel] = _gather(region, rel[sel], dt)
+        return out
+
+    def store(self, addr: np.ndarray, value: np.ndarray, mask: np.ndarray | None, dt: np.dtype,
+              loc: Location | None) -> None:
+        """Scatter ``value``; of several lanes writing one address the last one wins."""
+        for region, rel, sel in self._groups(addr, mask, dt, loc, "store"):
+            if not region.span.flags.writeable:
+                raise InterpreterError(
+                    "TLXC-INTERP-001", f"store to {region.describe()}, whose numpy array is read-only", loc)
+            if sel is None:
+                _scatter(region, rel, np.broadcast_to(value, rel.shape), dt)
+            else:
+                _scatter(region, rel[sel], np.broadcast_to(value, rel.shape)[sel], dt)
+
+
+def _gather(region: Region, rel: np.ndarray, dt: np.dtype) -> np.ndarray:
+    typed = region.view(dt)
+    if typed is not None:
+        return typed[rel // dt.itemsize]
+    idx = rel[..., None] + np.arange(dt.itemsize)
+    return np.ascontiguousarray(region.span[idx]).view(dt).reshape(rel.shape)
+
+
+def _scatter(region: Region, rel: np.ndarray, value: np.ndarray, dt: np.dtype) -> None:
+    typed = region.view(dt)
+    if typed is not None:
+        typed[rel // dt.itemsize] = value
+        return
+    idx = rel[..., None] + np.arange(dt.itemsize)
+    raw = np.ascontiguousarray(value, dtype=dt).reshape(-1).view(np.uint8)
+    region.span[idx] = raw.reshape(idx.shape)

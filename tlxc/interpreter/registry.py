@@ -1,0 +1,84 @@
+"""The tables of interpreter rules, one rule per op class, and the launch state they see.
+
+A rule turns one op into Python code *once*, before any program runs, so the hot loop
+never dispatches on op classes. There are two kinds:
+
+* ``@evaluates(OpClass)``: ``rule(op, state) -> fn``, where ``fn`` maps the operand values
+  (numpy arrays, in ``op.operands`` order) to the result value (a tuple for several
+  results, None for none). Most ops are this kind; the compiler wires ``fn`` to the
+  operand and result slots.
+* ``@executes(OpClass)``: ``rule(op, compiler) -> step``, where ``step(env)`` reads and
+  writes the slot list itself. Ops with regions (``for``, ``while``, ``if``) are this
+  kind: they compile their blocks through the compiler and run them.
+
+Rules are found by the op's class, or the nearest registered base class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from ..ir.core import Operation
+from .memory import Memory
+
+if TYPE_CHECKING:
+    from .compiler import Compiler
+
+Env = list[Any]
+Step = Callable[[Env], None]
+PureRule = Callable[[Operation, "LaunchState"], Callable[..., Any]]
+ExecRule = Callable[[Operation, "Compiler"], Step]
+
+PURE_RULES: dict[type[Operation], PureRule] = {}
+EXEC_RULES: dict[type[Operation], ExecRule] = {}
+
+
+@dataclass
+class LaunchState:
+    """What rules may read at run time besides operands: memory and the program id.
+
+    ``pid`` holds 0-d int32 arrays and is replaced by the driver before each program.
+    """
+
+    memory: Memory
+    grid: tuple[int, int, int]
+    pid: tuple[np.ndarray, ...] = field(default=())
+
+    @property
+    def num_programs(self) -> tuple[np.ndarray, ...]:
+        return tuple(np.asarray(n, dtype=np.int32) for n in self.grid)
+
+
+def evaluates(*classes: type[Operation]) -> Callable[[PureRule], PureRule]:
+    """Register a rule that gives a function of the operand values."""
+
+    def deco(rule: PureRule) -> PureRule:
+        for cls in classes:
+            PURE_RULES[cls] = rule
+        return rule
+
+    return deco
+
+
+def executes(*classes: type[Operation]) -> Callable[[ExecRule], ExecRule]:
+    """Register a rule that gives a step over the slot list (ops with regions)."""
+
+    def deco(rule: ExecRule) -> ExecRule:
+        for cls in classes:
+            EXEC_RULES[cls] = rule
+        return rule
+
+    return deco
+
+
+def lookup(cls: type[Operation]) -> tuple[str, Any] | None:
+    """``("pure", rule)`` or ``("exec", rule)`` for ``cls``, or None without a rule."""
+    for klass in cls.__mro__:
+        if klass in EXEC_RULES:
+            return "exec", EXEC_RULES[klass]
+        if klass in PURE_RULES:
+            return "pure", PURE_RULES[klass]
+    return None

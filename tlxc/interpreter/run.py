@@ -1,0 +1,94 @@
+"""The driver: bind a kernel's arguments, compile its body once, run every program.
+
+Programs run one after another in the order of linear block ids (x fastest, then y,
+then z). That is one of the orders the GPU may pick; a kernel whose result depends on the
+order of programs is racy on the GPU too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import CompilationError
+from ..ir.ops.control import FuncOp
+from ..ir.types import PointerType
+from . import rules  # noqa: F401  (registers every rule)
+from .compiler import Compiler
+from .memory import Memory, base_address
+from .numerics import scalar
+from .registry import LaunchState
+
+
+def _grid(grid: Sequence[int] | int) -> tuple[int, int, int]:
+    dims = (grid,) if isinstance(grid, (int, np.integer)) else tuple(grid)
+    if not 1 <= len(dims) <= 3 or any(int(d) < 0 for d in dims):
+        raise CompilationError("TLXC-LAUNCH-003", f"the grid must be 1 to 3 non-negative sizes, got {grid!r}")
+    sizes = [int(d) for d in dims] + [1] * (3 - len(dims))
+    return sizes[0], sizes[1], sizes[2]
+
+
+def bind_arguments(func: FuncOp, args: Sequence[Any]) -> tuple[Memory, list[np.ndarray]]:
+    """Kernel argument values as the interpreter sees them: pointer arguments become base
+    addresses into a ``Memory`` over the caller's arrays, scalars 0-d arrays of their type."""
+    params = func.body.args
+    name = func.attrs["sym_name"]
+    if len(args) != len(params):
+        raise CompilationError(
+            "TLXC-LAUNCH-001", f"kernel '{name}' takes {len(params)} arguments, {len(args)} were given")
+    arrays: list[tuple[int, str, np.ndarray]] = []
+    values: list[np.ndarray] = []
+    divisibility = tuple(func.attrs["arg_divisibility"]) or (1,) * len(params)
+    for i, (param, arg, div) in enumerate(zip(params, args, divisibility)):
+        label = param.name_hint or f"#{i}"
+        t = param.type
+        if isinstance(t, PointerType):
+            if not isinstance(arg, np.ndarray):
+                raise CompilationError(
+                    "TLXC-LAUNCH-003",
+                    f"argument '{label}' of kernel '{name}' is a pointer ({t}): pass a numpy array, "
+                    f"got {type(arg).__name__}")
+            arrays.append((i, label, arg))
+            values.append(np.asarray(base_address(i), dtype=np.int64))
+        else:
+            try:
+                value = scalar(arg, t.scalar)
+            except (TypeError, ValueError) as err:
+                raise CompilationError(
+                    "TLXC-LAUNCH-003",
+                    f"argument '{label}' of kernel '{name}' must be a {t} scalar, got {arg!r}") from err
+            # The code generators rely on this promise of the signature; a pointer's needs no
+            # check because every argument's base address is aligned to 2**40 here.
+            if div > 1 and t.scalar.is_int() and int(value) % div:
+                raise CompilationError(
+                    "TLXC-LAUNCH-003",
+                    f"argument '{label}' of kernel '{name}' is {int(value)}, not a multiple of {div} "
+                    f"as the kernel's signature promises")
+            values.append(value)
+    return Memory(arrays), values
+
+
+def run_kernel(func: FuncOp, grid: tuple[int, int, int], args: list[Any], *, check: bool = False) -> None:
+    """Run every program of ``func`` over ``grid`` on the CPU.
+
+    ``args`` has one entry per kernel argument: a numpy array for a pointer (written in
+    place), a Python or numpy number for a scalar. Faults raise ``InterpreterError``
+    (``TLXC-INTERP-001`` for a bad memory access, ``-002`` for a failed assertion).
+    ``check`` makes every op verify the dtype and shape of its result (slower; for tests
+    of the interpreter itself).
+    """
+    dims = _grid(grid)
+    memory, values = bind_arguments(func, args)
+    state = LaunchState(memory, dims)
+    with np.errstate(all="ignore"):  # wraparound and NaN/inf are defined results here
+        compiler = Compiler(state, check=check)
+        body = compiler.block(func.body)
+        env: list[Any] = [None] * compiler.num_slots
+        i32 = np.int32
+        for z in range(dims[2]):
+            for y in range(dims[1]):
+                for x in range(dims[0]):
+                    memory.program = (x, y, z)
+                    state.pid = (np.asarray(x, i32), np.asarray(y, i32), np.asarray(z, i32))
+                    body.run(env, values)
