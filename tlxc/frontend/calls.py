@@ -156,6 +156,8 @@ def _py_len(gen: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -
         if not args[0].shape:
             raise gen.error(node, "TLXC-TYPE-001", "len() of a scalar")
         return args[0].shape[0]
+    if len(args) == 1 and isinstance(args[0], tuple) and not kwargs:
+        return len(args[0])
     return _constant_call("len")(gen, node, args, kwargs)
 
 

@@ -85,6 +85,8 @@ class ControlFlowMixin(_Base):
             if not same_constant(a, b):
                 raise self.error(node, "TLXC-TYPE-002", "the branches return different compile-time values "
                                  f"({a!r} and {b!r}) under a runtime condition")
+            # the branches still hold the work done before returning (stores...)
+            self._build_if(node, c, blocks, [(), ()])
             self.ret, self.returned = a, True
             return
         if types_of(a) != types_of(b):

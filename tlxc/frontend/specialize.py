@@ -157,8 +157,10 @@ def spec_of(arg: Any, specialize: bool) -> ArgSpec:
             if v >= 2 ** 64 or v < -(2 ** 63):
                 raise SemanticError("TLXC-LAUNCH-003", f"integer argument {v} does not fit in 64 bits")
         return ArgSpec(t, ALIGN if specialize and v % ALIGN == 0 else 1)
-    if isinstance(arg, (float, np.floating)):
-        return ArgSpec(from_numpy_dtype(arg.dtype) if isinstance(arg, np.floating) else f32)
+    if isinstance(arg, float):  # Python floats (np.float64 included) pass as fp32, as in Triton
+        return ArgSpec(f32)
+    if isinstance(arg, np.floating):
+        return ArgSpec(from_numpy_dtype(arg.dtype))
     ptr = _data_pointer(arg)
     if ptr is not None:
         elem = _element_dtype(arg)

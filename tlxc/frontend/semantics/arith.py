@@ -52,11 +52,18 @@ def integer_promote(a: DType, b: DType) -> DType:
     return b if b.bits >= a.bits else a
 
 
+def _promotion_kind(d: DType) -> int:
+    """Triton's ``dtype.kind()`` order for the scalar rule: bool < integer < float. Signed
+    and unsigned integers are one kind, so ``x_u8 + 1`` stays uint8 (``Kind`` orders
+    uint below int, which is right for C's conversions but not for this rule)."""
+    return {Kind.BOOL: 0, Kind.UINT: 1, Kind.INT: 1}.get(d.kind, 2)
+
+
 def computation_type(a: DType, a_py: bool, b: DType, b_py: bool, div_or_mod: bool, what: str) -> DType:
     """The dtype in which ``a <op> b`` is computed (Triton's rule)."""
     if a_py != b_py:
         scalar, tensor = (a, b) if a_py else (b, a)
-        if scalar.kind <= tensor.kind:
+        if _promotion_kind(scalar) <= _promotion_kind(tensor):
             if div_or_mod and tensor.name in ("f16", "bf16"):
                 return float32
             return tensor

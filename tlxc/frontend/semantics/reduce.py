@@ -57,6 +57,8 @@ def _widen_small(ctx: Ctx, t: Tensor) -> Tensor:
 
 def _extreme(ctx: Ctx, input: Any, axis: Any, return_indices: Any, keep_dims: Any, kind: str) -> Any:
     t = as_tile(input, f"tl.{kind}")
+    if t.dtype.is_bf16():  # Triton promotes bf16 first, also when returning indices
+        t = cast(ctx, t, float32)
     if const_value(return_indices, "return_indices", (bool, int)):
         values = _reduce(ctx, t, axis, keep_dims, kind, f"tl.{kind}")
         index = _reduce(ctx, t, axis, keep_dims, "arg" + kind, f"tl.{kind}")

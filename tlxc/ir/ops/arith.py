@@ -36,6 +36,8 @@ class ConstantOp(Operation):
                 fail(self, f"float constant needs a number, got {v!r}")
         elif not isinstance(v, (bool, int)):
             fail(self, f"integer constant needs an integer, got {v!r}")
+        elif not fold_value_fits(v, t.scalar):
+            fail(self, f"constant {v!r} does not fit in {t.scalar}")
 
 
 class _Binary(Operation):
