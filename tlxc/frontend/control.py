@@ -350,7 +350,8 @@ class ControlFlowMixin(_Base):
                                                                 or isinstance(now, tuple)) else None
             if t_now != t_before:
                 now_desc = describe_types(t_now) if t_now is not None else describe(now)
-                raise self.error(self.def_locs.get(n, node), "TLXC-LOOP-001", f"loop-carried variable '{n}' changes type in the loop: "
+                raise self.error(self.def_locs.get(n, node), "TLXC-LOOP-001",
+                                 f"loop-carried variable '{n}' changes type in the loop: "
                                  f"{describe_types(t_before)} before, {now_desc} after one iteration")
         return [n for n in names if has_tensor(after[n]) or has_tensor(livein[n])
                 or not same_constant(livein[n], after[n])]

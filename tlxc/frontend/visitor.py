@@ -19,10 +19,9 @@ from ..errors import CompilationError, InternalCompilerError, SemanticError
 from ..ir.builder import Builder
 from ..ir.core import Location
 from ..language.core import Builtin, constexpr
-from .calls import CallMixin, BoundMethod
+from .calls import BoundMethod, CallMixin
 from .control import ControlFlowMixin
-from .semantics import TENSOR_METHODS, Ctx
-from .semantics import arith, shape
+from .semantics import TENSOR_METHODS, Ctx, arith, shape
 from .semantics.base import is_number, to_tensor
 from .source import FunctionSource
 from .values import Tensor, describe, is_constexpr, unwrap

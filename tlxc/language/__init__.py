@@ -2,5 +2,16 @@
 
 from . import math  # noqa: F401
 from .core import *  # noqa: F401,F403
-from .core import BUILTINS, Builtin, PropagateNan, constexpr, dtype, pointer_type  # noqa: F401
-from .core import abs, max, min, range, sum  # noqa: F401,A004
+from .core import (  # noqa: F401,A004
+    BUILTINS,
+    Builtin,
+    PropagateNan,
+    abs,
+    constexpr,
+    dtype,
+    max,
+    min,
+    pointer_type,
+    range,
+    sum,
+)

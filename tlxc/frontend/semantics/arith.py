@@ -3,8 +3,9 @@
 
 Promotion follows Triton exactly, so kernels give the same dtypes as under Triton:
 a Python number does not widen a tensor of its kind or a higher one (``x_f16 * 2.0``
-stays f16); otherwise f64 > f32 > f16 > bf16 (f16 with bf16 gives f32, and ``/`` and
-``%`` on 16-bit floats compute in f32); integers follow C's usual conversions.
+stays f16); otherwise f64 > f32 > f16 > bf16 (f16 with bf16 gives f16, bf16 with fp8 gives
+f32, and ``/`` and ``%`` on 16-bit floats compute in f32); integers follow C's usual
+conversions.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...ir import ops
-from ...ir.types import DType, TileType
+from ...ir.types import TileType
 from ..values import Tensor, describe, unwrap
 from .base import (
     Ctx,
