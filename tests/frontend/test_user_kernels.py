@@ -1167,3 +1167,20 @@ def test_len_of_tuple_of_tensors() -> None:
     out = np.zeros(24, dtype=np.float32)
     tuple_len_kernel.interpret[(1,)](x, out, N=8)
     np.testing.assert_array_equal(out, np.concatenate([x, x * 2, x * 3]))
+
+
+def test_enumerate_over_tuple_of_pointers(load_kernels) -> None:
+    mod = load_kernels("""
+@tlxc.jit
+def fill(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    for i, p in enumerate((x_ptr, y_ptr)):
+        tl.store(p + offs, offs * (i + 1))
+    for p, q in zip((x_ptr,), (y_ptr,)):
+        tl.store(q + offs, tl.load(p + offs) + 100)
+""")
+    x = np.zeros(8, np.int32)
+    y = np.zeros(8, np.int32)
+    mod.fill.interpret[(1,)](x, y, BLOCK=8)
+    np.testing.assert_array_equal(x, np.arange(8))
+    np.testing.assert_array_equal(y, np.arange(8) + 100)

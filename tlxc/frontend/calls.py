@@ -137,9 +137,15 @@ def _py_min_max(gen: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any
     return out
 
 
+_SEQUENCE_FUNCTIONS = ("enumerate", "zip", "reversed", "tuple", "list")
+
+
 def _constant_call(name: str):
     def impl(gen: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
         values = list(args) + list(kwargs.values())
+        if name in _SEQUENCE_FUNCTIONS and values and all(isinstance(a, tuple) for a in values):
+            # structure is known at compile time even when the items are runtime values
+            return tuple(getattr(builtins, name)(*args, **kwargs))
         if not all(is_constexpr(a) for a in values):
             bad = next(a for a in values if not is_constexpr(a))
             hint = {"float": "use x.to(tl.float32)", "int": "use x.to(tl.int32)",
