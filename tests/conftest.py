@@ -11,6 +11,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from hypothesis import settings
+
+# CI machines are small and shared: time limits per example only make tests flaky.
+settings.register_profile("tlxc", deadline=None)
+settings.load_profile("tlxc")
 
 _counter = itertools.count()
 

@@ -173,6 +173,9 @@ ROUNDTRIP: dict[str, str] = {
     """),
     "arange": kernel("%0 = arange {start = 16, end = 32} : tile<16xi32>"),
     "splat": kernel("%0 = splat %p : tile<16xptr<f32>>"),
+    "convert_layout": kernel(
+        "%0 = convert_layout %t : tile<16xf32, ll(register=[(1),(2)], lane=[(4),(8),(0),(0),(0)], warp=[], "
+        "block=[]; dim0=16)>"),
     "broadcast": kernel("%0 = expand_dims %t {axis = 0} : tile<1x16xf32>\n%1 = broadcast %0 : tile<8x16xf32>"),
     "expand_dims": kernel("%0 = expand_dims %t {axis = 1} : tile<16x1xf32>"),
     "reshape": kernel("%0 = reshape %t {can_reorder = true} : tile<4x4xf32>"),

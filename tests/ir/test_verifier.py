@@ -139,6 +139,8 @@ INVALID: dict[str, tuple[str, str]] = {
     """), "inner dimensions differ: (16, 32) x (16, 16)"),
     "arange": (kernel("%0 = arange {start = 0, end = 12} : tile<12xi32>"), "arange length 12 is not a power of two"),
     "splat": (kernel("%0 = splat %t : tile<16xf32>"), "splat takes a scalar and gives a tile"),
+    "convert_layout": (kernel("%0 = convert_layout %t : tile<16xf16, ll(register=[(1),(2),(4),(8)], lane=[], "
+                              "warp=[], block=[]; dim0=16)>"), "convert_layout keeps shape and element type"),
     "broadcast": (kernel("%0 = broadcast %t : tile<32xf32>"), "cannot broadcast (16,) to (32,)"),
     "expand_dims": (kernel("%0 = expand_dims %t {axis = 2} : tile<16x1xf32>"), "axis 2 out of range for rank 1"),
     "reshape": (kernel("%0 = reshape %t : tile<4x8xf32>"), "reshape keeps the element count and type"),

@@ -290,11 +290,19 @@ class _Reader:
                 pointee = self.element(pointee_tree, "a pointer")
                 return T.pointer(pointee, int(space) if space is not None else 1)
             case "tile_type":
-                _, dims, element_tree = tree.children
+                _, dims, element_tree, layout_text = tree.children
                 shape = tuple(int(d) for d in dims.split("x")[:-1])
                 if any(d <= 0 for d in shape):
                     raise self.error(f"tile dimensions must be positive, got {shape}", dims)
-                return T.tile(shape, self.element(element_tree, "a tile"))
+                layout = None
+                if layout_text is not None:
+                    from .layout.linear import LayoutError, LinearLayout
+
+                    try:
+                        layout = LinearLayout.parse(str(layout_text))
+                    except (LayoutError, ValueError) as e:
+                        raise self.error(f"bad layout: {e}", layout_text) from None
+                return T.TileType(shape, self.element(element_tree, "a tile"), layout)
         raise self.error(f"not a type: {tree.data}", tree)  # pragma: no cover - grammar forbids
 
     def element(self, tree: Tree, what: str) -> T.DType | T.PointerType:

@@ -160,3 +160,21 @@ class SplitOp(Operation):
         for r in self.results:
             if r.type.shape != src.shape[:-1] or r.type.scalar != src.scalar:
                 fail(self, f"results must have shape {src.shape[:-1]}")
+
+
+@register
+class ConvertLayoutOp(Operation):
+    """The same tile in another layout (data moves between threads); inserted by layout
+    assignment, never written by users."""
+
+    PURE = True
+    NAME = "convert_layout"
+    OPERANDS = ("x",)
+
+    def verify(self) -> None:
+        super().verify()
+        src, dst = self.operands[0].type, self.result.type
+        if not isinstance(src, TileType) or not isinstance(dst, TileType):
+            fail(self, "convert_layout works on tiles")
+        if src.shape != dst.shape or src.scalar != dst.scalar:
+            fail(self, f"convert_layout keeps shape and element type: {src} -> {dst}")
