@@ -46,10 +46,15 @@ class CompileOptions:
 
 
 class Artifacts(dict):
-    """``compiled.asm``: the outputs by name; asking for one that the target's code
-    generator does not produce yet says so."""
+    """``compiled.asm``: the outputs by name, produced on first use (so that a kernel
+    compiled only for its IR or for the interpreter never runs code generation); asking
+    for one that the target's code generator does not produce yet says so."""
+
+    producer: Any = None
 
     def __missing__(self, key: str) -> Any:
+        if self.producer is not None and self.producer(key):
+            return self[key]
         if key in OUTPUTS:
             raise KeyError(f"'{key}' output is not available yet: the {OUTPUTS[key]} code generator is not part "
                            f"of tlxc yet; available: {', '.join(sorted(self))}")
@@ -70,6 +75,26 @@ class CompiledKernel:
     timings: dict[str, float] = field(default_factory=dict)
     # why this variant was compiled although others existed (see KernelFunction.get_compiled)
     recompile_reason: str = ""
+    # launch facts from code generation: kernel name, num_warps, shared bytes, registers...
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.asm.producer = self._produce
+
+    def _produce(self, key: str) -> bool:
+        """Make output ``key`` if this target can; False if it cannot."""
+        if self.options.arch.startswith("sm_"):
+            if key in ("ptx", "cubin") and "ptx" not in self.asm:
+                _nvidia(self, self.timings)
+                return key in self.asm
+            if key == "sass" and "cubin" not in self.asm:
+                self._produce("cubin")
+            if key == "sass" and "cubin" in self.asm:
+                from .codegen.nvptx.toolchain import nvdisasm
+
+                self.asm["sass"] = nvdisasm(self.asm["cubin"])
+                return True
+        return False
 
     @property
     def func(self) -> Operation:
@@ -93,3 +118,21 @@ def compile_kernel(kernel: "KernelFunction", specs: dict[str, ArgSpec], constant
     ck = CompiledKernel(kernel.__name__, module, specs, constants, options, used, timings=timings)
     ck.asm["ir"] = print_ir(module)
     return ck
+
+
+def _nvidia(ck: CompiledKernel, timings: dict[str, float]) -> None:
+    from .codegen.nvptx import compile as nvptx
+    from .codegen.nvptx.toolchain import find_tool, ptxas
+    from .ir.parser import parse_ir
+
+    # code generation rewrites the IR (layouts); it works on its own copy
+    kernel = nvptx.generate(parse_ir(ck.asm["ir"]), ck.options.arch, timings)
+    ck.asm["ptx"] = kernel.ptx
+    ck.metadata.update(name=kernel.name, num_warps=kernel.num_warps, shared=kernel.shared_bytes,
+                       params=kernel.params, arch=ck.options.arch)
+    if find_tool("ptxas") is not None:
+        res = ptxas(kernel.ptx, ck.options.arch)
+        timings["ptxas"] = res.seconds
+        ck.asm["cubin"] = res.cubin
+        ck.metadata.update(registers=res.registers, spill_stores=res.spill_stores, spill_loads=res.spill_loads,
+                           static_shared=res.shared_bytes)

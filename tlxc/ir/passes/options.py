@@ -7,6 +7,7 @@ CLI and the kernel decorator build one from their flags (``STYLE.md`` rule 21).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,10 @@ class PassOptions:
     """
 
     max_iterations: int = 8
+    # hardware facts for layout assignment (a tlxc.ir.layout.LayoutTarget), set by the code generator
+    target: Any = None
+    # the code generator's choice of accumulator layout for a dot: (op, num_warps) -> layout or None
+    dot_layout: Any = None
     fold_floats: bool = True
     dce_region_ops: bool = True
 

@@ -1,0 +1,182 @@
+"""The PTX emitter: walks a kernel's IR (with layouts assigned) and asks one lowering
+rule per op (``@lowers(OpClass)``, STYLE rule 7) to append PTX to a ``PtxFunction``.
+
+Values. A scalar IR value (thread-uniform) is one register. A tile in a distributed
+layout ``L`` is the list of this thread's registers, one per value of L's ``register``
+input: register ``r`` holds element ``L(register=r, lane=laneid, warp=warpid)``. Because
+layouts are linear over GF(2), that coordinate is ``L(r, 0, 0) XOR L(0, lane, warp)``:
+a constant per register XOR one runtime value per thread (``thread_coords``), which is
+how ``arange``, conversions and reductions find out what they hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ...errors import CompilationError, InternalCompilerError
+from ...ir import ops
+from ...ir.core import Block, Operation, Value
+from ...ir.layout.linear import LinearLayout
+from ...ir.types import DType, PointerType, TileType, Type
+from .isa import NvidiaTarget
+from .ptx import PtxFunction, Reg, reg_class
+
+RULES: dict[type, Callable[["Emitter", Operation], None]] = {}
+
+
+def lowers(*classes: type) -> Callable[[Callable[["Emitter", Operation], None]], Callable]:
+    def deco(fn: Callable[["Emitter", Operation], None]) -> Callable:
+        for c in classes:
+            RULES[c] = fn
+        return fn
+
+    return deco
+
+
+@dataclass
+class TileRegs:
+    """This thread's part of a value: one register per layout register (scalars: one)."""
+
+    regs: list[Reg]
+    layout: LinearLayout | None = None
+
+
+@dataclass
+class Emitter:
+    fn: PtxFunction
+    target: NvidiaTarget
+    num_warps: int
+    files: dict[str, int] = field(default_factory=dict)
+    values: dict[int, TileRegs] = field(default_factory=dict)
+    prologue: list[str] = field(default_factory=list)
+    _special: dict[str, Reg] = field(default_factory=dict)
+    _coords: dict[tuple[LinearLayout, int], Reg | int] = field(default_factory=dict)
+    scratch_bytes: int = 0
+    current: Operation | None = None
+    axis: Any = None  # the axis analysis of the function (contiguity/alignment), for vectorization
+
+    # -- values ------------------------------------------------------------------------------
+    def get(self, v: Value) -> TileRegs:
+        try:
+            return self.values[id(v)]
+        except KeyError:
+            raise InternalCompilerError("nvptx", f"value of type {v.type} used before it was lowered",
+                                        self.current.loc if self.current else None) from None
+
+    def set(self, v: Value, regs: list[Reg], layout: LinearLayout | None = None) -> None:
+        self.values[id(v)] = TileRegs(regs, layout if layout is not None else layout_of(v.type))
+
+    def new_regs(self, t: Type) -> list[Reg]:
+        n = num_regs(t)
+        cls = reg_class(t.scalar)
+        return [self.fn.reg(cls) for _ in range(n)]
+
+    # -- special registers (computed once, in the prologue) -----------------------------------
+    def special(self, name: str) -> Reg:
+        r = self._special.get(name)
+        if r is None:
+            r = self.fn.reg("b32")
+            if name == "lane":
+                self.prologue.append(f"\tand.b32 {r}, {self.special('tid')}, 31;")
+            elif name == "warp":
+                self.prologue.append(f"\tshr.u32 {r}, {self.special('tid')}, 5;")
+            elif name == "tid":
+                self.prologue.append(f"\tmov.u32 {r}, %tid.x;")
+            else:
+                self.prologue.append(f"\tmov.u32 {r}, %{name};")
+            self._special[name] = r
+        return r
+
+    def thread_coords(self, layout: LinearLayout, dim: int) -> Reg | int:
+        """L(0, lane, warp) along output dim ``dim``: the runtime part of every register's
+        coordinate (0 when no lane or warp bit moves along it)."""
+        key = (layout, dim)
+        if key in self._coords:
+            return self._coords[key]
+        name = f"dim{dim}"
+        terms: list[tuple[str, int, int]] = []
+        for src in ("lane", "warp"):
+            if not layout.has_in_dim(src):
+                continue
+            for bit, basis in enumerate(layout.in_bases(src)):
+                c = basis[layout.out_dims.index(name)]
+                if c:
+                    terms.append((src, bit, c))
+        if not terms:
+            self._coords[key] = 0
+            return 0
+        acc = self.fn.reg("b32")
+        self.prologue.append(f"\tmov.u32 {acc}, 0;")
+        for src, bit, c in terms:
+            t = self.fn.reg("b32")
+            self.prologue.append(f"\tbfe.u32 {t}, {self.special(src)}, {bit}, 1;")
+            self.prologue.append(f"\tmul.lo.u32 {t}, {t}, {c};")
+            self.prologue.append(f"\txor.b32 {acc}, {acc}, {t};")
+        self._coords[key] = acc
+        return acc
+
+    # -- scratch shared memory -----------------------------------------------------------------
+    def scratch(self, nbytes: int) -> None:
+        """Reserve ``nbytes`` of the kernel's scratch area (reused by every op, which
+        brackets its use with barriers)."""
+        self.scratch_bytes = max(self.scratch_bytes, nbytes)
+
+    def smem_base(self) -> Reg:
+        """The 32-bit shared-window address of the kernel's scratch area."""
+        return self.special_value("smem", "mov.u32 {r}, global_smem;")
+
+    def special_value(self, key: str, text: str) -> Reg:
+        r = self._special.get(key)
+        if r is None:
+            r = self.fn.reg("b32")
+            self.prologue.append("\t" + text.format(r=r))
+            self._special[key] = r
+        return r
+
+    def barrier(self) -> None:
+        self.fn.emit("bar.sync 0")
+
+    # -- walking -------------------------------------------------------------------------------
+    def block(self, block: Block) -> None:
+        for op in block.ops:
+            self.op(op)
+
+    def op(self, op: Operation) -> None:
+        rule = RULES.get(type(op))
+        if rule is None:
+            raise CompilationError("TLXC-CODEGEN-001", f"'{op.NAME}' cannot be compiled for {self.target.arch} yet",
+                                   op.loc)
+        if op.loc is not None:
+            idx = self.files.setdefault(op.loc.file, len(self.files) + 1)
+            self.fn.loc(idx, op.loc.line, op.loc.col)
+        prev, self.current = self.current, op
+        try:
+            rule(self, op)
+        finally:
+            self.current = prev
+
+
+def layout_of(t: Type) -> LinearLayout | None:
+    return t.layout if isinstance(t, TileType) else None
+
+
+def num_regs(t: Type) -> int:
+    if isinstance(t, TileType):
+        if t.layout is None:
+            raise InternalCompilerError("nvptx", f"tile {t} has no layout (layout assignment did not run)")
+        return t.layout.in_dim_size("register")
+    return 1
+
+
+def register_coords(layout: LinearLayout, r: int) -> tuple[int, ...]:
+    """The constant part of register ``r``'s coordinate, per output dim."""
+    out = layout.apply({**{d: 0 for d in layout.in_dims}, "register": r})
+    return tuple(out[d] for d in layout.out_dims)
+
+
+def element_type(t: Type) -> DType | PointerType:
+    return t.scalar
+
+
+__all__ = ["Emitter", "TileRegs", "lowers", "RULES", "register_coords", "ops"]

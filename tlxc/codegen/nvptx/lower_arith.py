@@ -1,0 +1,483 @@
+"""Lowering of constants and elementwise arithmetic, comparisons, selection, math and
+conversions: each works register by register on tiles of one layout.
+
+Conventions: 8- and 16-bit integers live in ``.b16`` registers, 8-bit values always
+sign- or zero-extended to 16 bits (so comparisons, division and shifts see the right
+value); i1 lives in predicates; f16/bf16/fp8 in ``.b16``. Transcendentals follow
+Triton's NVIDIA choices: ``ex2.approx`` / ``lg2.approx`` based exp/log, ``sqrt.rn``,
+``rsqrt.approx``, ``sin/cos.approx``; 16-bit floats compute them in f32.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Callable
+
+from ...errors import CompilationError
+from ...ir import ops
+from ...ir.core import Operation
+from ...ir.types import DType, Kind, PointerType, float32
+from .emitter import Emitter, lowers
+from .ptx import Reg, int_suffix, reg_class
+
+LOG2E = 1.4426950408889634
+LN2 = 0.6931471805599453
+
+
+def f32_imm(v: float) -> str:
+    return "0f" + struct.pack(">f", v).hex().upper()
+
+
+def f64_imm(v: float) -> str:
+    return "0d" + struct.pack(">d", v).hex().upper()
+
+
+def imm(t: DType, v: float | int | bool) -> str:
+    """An immediate operand of type ``t`` (for the b16 floats, its bit pattern)."""
+    import numpy as np
+
+    from ...ir.types import numpy_dtype
+
+    if t.kind == Kind.FLOAT:
+        if t.name == "f32":
+            return f32_imm(float(v))
+        if t.name == "f64":
+            return f64_imm(float(v))
+        bits = np.array([v], dtype=np.float32).astype(numpy_dtype(t)).view(np.uint8 if t.bits == 8 else np.uint16)
+        return str(int(bits[0]))
+    if t.kind == Kind.BOOL:
+        return "1" if v else "0"
+    return str(int(v) & ((1 << max(16, t.bits)) - 1)) if t.kind == Kind.UINT else str(int(v))
+
+
+def mov(e: Emitter, t: DType | PointerType, value: str) -> Reg:
+    cls = reg_class(t)
+    r = e.fn.reg(cls)
+    if cls == "pred":
+        e.fn.emit(f"setp.ne.u32 {r}, {value}, 0")
+    else:
+        e.fn.emit(f"mov.{cls if cls.startswith('f') else 'b' + cls[1:]} {r}, {value}")
+    return r
+
+
+def normalize8(e: Emitter, t: DType, r: Reg) -> Reg:
+    """Re-extend an 8-bit integer held in a 16-bit register after an op that may have
+    produced carries into the upper byte."""
+    if t.bits == 8 and t.kind != Kind.FLOAT:
+        e.fn.emit(f"cvt.{'s' if t.kind == Kind.INT else 'u'}16.{'s' if t.kind == Kind.INT else 'u'}8 {r}, {r}")
+    return r
+
+
+def unsupported(e: Emitter, op: Operation, what: str) -> None:
+    raise CompilationError("TLXC-CODEGEN-001", f"{what} cannot be compiled for {e.target.arch} yet", op.loc)
+
+
+@lowers(ops.ConstantOp)
+def constant(e: Emitter, op: Operation) -> None:
+    t = op.result.type
+    r = mov(e, t.scalar, imm(t.scalar, op.attrs["value"]))
+    e.set(op.result, [r] * (t.layout.in_dim_size("register") if t.shape else 1))
+
+
+def elementwise(e: Emitter, op: Operation, body: Callable[[list[Reg]], Reg]) -> None:
+    ins = [e.get(v).regs for v in op.operands]
+    n = len(ins[0])
+    for regs in ins:
+        if len(regs) != n:
+            raise AssertionError(f"{op.NAME}: operands hold {[len(r) for r in ins]} registers")
+    out = [body([regs[i] for regs in ins]) for i in range(n)]
+    e.set(op.result, out)
+
+
+_INT_OPS = {"add": "add", "sub": "sub", "mul": "mul.lo", "idiv": "div", "rem": "rem", "minimum": "min",
+            "maximum": "max"}
+_BIT_OPS = {"and": "and", "or": "or", "xor": "xor"}
+
+
+@lowers(ops.AddOp, ops.SubOp, ops.MulOp, ops.IDivOp, ops.RemOp, ops.AndOp, ops.OrOp, ops.XorOp, ops.ShlOp,
+        ops.ShrOp, ops.MinimumOp, ops.MaximumOp, ops.DivOp)
+def binary(e: Emitter, op: Operation) -> None:
+    t = op.result.type.scalar
+    name = op.NAME
+    cls = reg_class(t)
+
+    if cls == "pred":
+        table = {"and": "and.pred", "or": "or.pred", "xor": "xor.pred", "add": "xor.pred", "sub": "xor.pred",
+                 "mul": "and.pred", "minimum": "and.pred", "maximum": "or.pred"}
+        if name not in table:
+            unsupported(e, op, f"'{name}' on i1")
+
+        def pred_body(a: list[Reg]) -> Reg:
+            d = e.fn.reg("pred")
+            e.fn.emit(f"{table[name]} {d}, {a[0]}, {a[1]}")
+            return d
+
+        return elementwise(e, op, pred_body)
+
+    if t.kind == Kind.FLOAT:
+        return elementwise(e, op, lambda a: float_binary(e, op, t, name, a[0], a[1]))
+
+    def int_body(a: list[Reg]) -> Reg:
+        d = e.fn.reg(cls)
+        s = int_suffix(t)
+        if name in _BIT_OPS:
+            e.fn.emit(f"{_BIT_OPS[name]}.b{max(16, t.bits)} {d}, {a[0]}, {a[1]}")
+        elif name in ("shl", "shr"):
+            amount = a[1]
+            if cls != "b32":
+                amount = e.fn.reg("b32")
+                e.fn.emit(f"cvt.u32.u{max(16, t.bits)} {amount}, {a[1]}")
+            kind = "shl.b" if name == "shl" else ("shr.s" if t.kind == Kind.INT else "shr.u")
+            e.fn.emit(f"{kind}{max(16, t.bits)} {d}, {a[0]}, {amount}")
+        else:
+            e.fn.emit(f"{_INT_OPS[name]}.{s} {d}, {a[0]}, {a[1]}")
+        return normalize8(e, t, d)
+
+    return elementwise(e, op, int_body)
+
+
+def float_binary(e: Emitter, op: Operation, t: DType, name: str, a: Reg, b: Reg) -> Reg:
+    if t.bits == 8:
+        unsupported(e, op, f"'{name}' on {t!r}")
+    if name == "rem":
+        unsupported(e, op, "floating-point remainder (%)")
+    sfx = t.name if t.name in ("f16", "bf16", "f32", "f64") else None
+    if name == "div" and t.bits == 16:
+        fa, fb = to_f32(e, t, a), to_f32(e, t, b)
+        q = e.fn.reg("f32")
+        e.fn.emit(f"div.rn.f32 {q}, {fa}, {fb}")
+        return from_f32(e, t, q)
+    d = e.fn.reg(reg_class(t))
+    if name in ("minimum", "maximum"):
+        nan = ".NaN" if op.attrs.get("propagate_nan") else ""
+        e.fn.emit(f"{'min' if name == 'minimum' else 'max'}{nan}.{sfx} {d}, {a}, {b}")
+    elif name == "div":
+        e.fn.emit(f"div.rn.{sfx} {d}, {a}, {b}")
+    elif name in ("add", "sub", "mul"):
+        rn = ".rn" if t.bits == 16 and t.name == "bf16" else ""
+        e.fn.emit(f"{name}{rn}.{sfx} {d}, {a}, {b}")
+    else:
+        unsupported(e, op, f"'{name}' on {t!r}")
+    return d
+
+
+def to_f32(e: Emitter, t: DType, r: Reg) -> Reg:
+    if t.name == "f32":
+        return r
+    d = e.fn.reg("f32")
+    e.fn.emit(f"cvt.f32.{t.name} {d}, {r}")
+    return d
+
+
+def from_f32(e: Emitter, t: DType, r: Reg, rounding: str = "rn") -> Reg:
+    if t.name == "f32":
+        return r
+    d = e.fn.reg(reg_class(t))
+    e.fn.emit(f"cvt.{rounding}.{t.name}.f32 {d}, {r}")
+    return d
+
+
+_CMP = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
+
+
+@lowers(ops.CmpOp)
+def cmp(e: Emitter, op: Operation) -> None:
+    t = op.operands[0].type.scalar
+    pred = op.attrs["predicate"]
+
+    def body(a: list[Reg]) -> Reg:
+        d = e.fn.reg("pred")
+        if isinstance(t, PointerType):
+            e.fn.emit(f"setp.{_CMP[pred]}.u64 {d}, {a[0]}, {a[1]}")
+        elif t.kind == Kind.BOOL:
+            if pred not in ("eq", "ne"):
+                x, y = bool_to_u32(e, a[0]), bool_to_u32(e, a[1])
+                e.fn.emit(f"setp.{_CMP[pred]}.u32 {d}, {x}, {y}")
+            else:
+                e.fn.emit(f"xor.pred {d}, {a[0]}, {a[1]}")
+                if pred == "eq":
+                    e.fn.emit(f"not.pred {d}, {d}")
+        elif t.kind == Kind.FLOAT:
+            if t.bits == 8:
+                unsupported(e, op, f"comparison of {t!r}")
+            cond = "neu" if pred == "ne" else _CMP[pred]
+            e.fn.emit(f"setp.{cond}.{t.name} {d}, {a[0]}, {a[1]}")
+        else:
+            e.fn.emit(f"setp.{_CMP[pred]}.{int_suffix(t)} {d}, {a[0]}, {a[1]}")
+        return d
+
+    elementwise(e, op, body)
+
+
+def bool_to_u32(e: Emitter, p: Reg) -> Reg:
+    d = e.fn.reg("b32")
+    e.fn.emit(f"selp.u32 {d}, 1, 0, {p}")
+    return d
+
+
+@lowers(ops.SelectOp)
+def select(e: Emitter, op: Operation) -> None:
+    t = op.result.type.scalar
+    cls = reg_class(t)
+
+    def body(a: list[Reg]) -> Reg:
+        c, x, y = a
+        d = e.fn.reg(cls)
+        if cls == "pred":
+            t1, t2 = e.fn.reg("pred"), e.fn.reg("pred")
+            e.fn.emit(f"and.pred {t1}, {c}, {x}")
+            e.fn.emit(f"not.pred {t2}, {c}")
+            e.fn.emit(f"and.pred {t2}, {t2}, {y}")
+            e.fn.emit(f"or.pred {d}, {t1}, {t2}")
+        else:
+            e.fn.emit(f"selp.{cls if cls.startswith('f') else 'b' + cls[1:]} {d}, {x}, {y}, {c}")
+        return d
+
+    elementwise(e, op, body)
+
+
+@lowers(ops.NegOp, ops.NotOp, ops.AbsOp)
+def unary(e: Emitter, op: Operation) -> None:
+    t = op.result.type.scalar
+    cls = reg_class(t)
+
+    def body(a: list[Reg]) -> Reg:
+        d = e.fn.reg(cls)
+        if cls == "pred":
+            e.fn.emit(f"{'not.pred' if op.NAME == 'not' else 'mov.pred'} {d}, {a[0]}")
+        elif t.kind == Kind.FLOAT:
+            if t.bits == 8:
+                unsupported(e, op, f"'{op.NAME}' on {t!r}")
+            e.fn.emit(f"{op.NAME}.{t.name} {d}, {a[0]}")
+        elif op.NAME == "not":
+            e.fn.emit(f"not.b{max(16, t.bits)} {d}, {a[0]}")
+        else:
+            e.fn.emit(f"{op.NAME}.{int_suffix(t, True)} {d}, {a[0]}")
+            normalize8(e, t, d)
+        return d
+
+    elementwise(e, op, body)
+
+
+def _math_f32(e: Emitter, name: str, x: Reg) -> Reg | None:
+    d = e.fn.reg("f32")
+    if name == "exp":
+        t = e.fn.reg("f32")
+        e.fn.emit(f"mul.f32 {t}, {x}, {f32_imm(LOG2E)}")
+        e.fn.emit(f"ex2.approx.f32 {d}, {t}")
+    elif name == "exp2":
+        e.fn.emit(f"ex2.approx.f32 {d}, {x}")
+    elif name == "log":
+        t = e.fn.reg("f32")
+        e.fn.emit(f"lg2.approx.f32 {t}, {x}")
+        e.fn.emit(f"mul.f32 {d}, {t}, {f32_imm(LN2)}")
+    elif name == "log2":
+        e.fn.emit(f"lg2.approx.f32 {d}, {x}")
+    elif name == "sqrt":
+        e.fn.emit(f"sqrt.rn.f32 {d}, {x}")
+    elif name == "rsqrt":
+        e.fn.emit(f"rsqrt.approx.f32 {d}, {x}")
+    elif name in ("sin", "cos", "tanh"):
+        e.fn.emit(f"{name}.approx.f32 {d}, {x}")
+    elif name == "tan":
+        s, c = e.fn.reg("f32"), e.fn.reg("f32")
+        e.fn.emit(f"sin.approx.f32 {s}, {x}")
+        e.fn.emit(f"cos.approx.f32 {c}, {x}")
+        e.fn.emit(f"div.approx.f32 {d}, {s}, {c}")
+    elif name in ("floor", "ceil", "trunc"):
+        mode = {"floor": "rmi", "ceil": "rpi", "trunc": "rzi"}[name]
+        e.fn.emit(f"cvt.{mode}.f32.f32 {d}, {x}")
+    else:
+        return None
+    return d
+
+
+@lowers(*ops.MATH_OPS.values())
+def math(e: Emitter, op: Operation) -> None:
+    t = op.result.type.scalar
+    name = op.NAME
+
+    def body(a: list[Reg]) -> Reg:
+        if t.name == "f64":
+            d = e.fn.reg("f64")
+            if name == "sqrt":
+                e.fn.emit(f"sqrt.rn.f64 {d}, {a[0]}")
+            elif name in ("floor", "ceil", "trunc"):
+                e.fn.emit(f"cvt.{ {'floor': 'rmi', 'ceil': 'rpi', 'trunc': 'rzi'}[name]}.f64.f64 {d}, {a[0]}")
+            else:
+                unsupported(e, op, f"tl.{name} on float64")
+            return d
+        if t.bits == 8:
+            unsupported(e, op, f"tl.{name} on {t!r}")
+        r = _math_f32(e, name, to_f32(e, t, a[0]))
+        if r is None:
+            unsupported(e, op, f"tl.{name}")
+        return from_f32(e, t, r)  # type: ignore[arg-type]
+
+    elementwise(e, op, body)
+
+
+@lowers(ops.FmaOp)
+def fma(e: Emitter, op: Operation) -> None:
+    t = op.result.type.scalar
+
+    def body(a: list[Reg]) -> Reg:
+        if t.bits == 8:
+            unsupported(e, op, f"fma on {t!r}")
+        d = e.fn.reg(reg_class(t))
+        e.fn.emit(f"fma.rn.{t.name} {d}, {a[0]}, {a[1]}, {a[2]}")
+        return d
+
+    elementwise(e, op, body)
+
+
+@lowers(ops.BitcastOp)
+def bitcast(e: Emitter, op: Operation) -> None:
+    src, dst = op.operands[0].type.scalar, op.result.type.scalar
+
+    def body(a: list[Reg]) -> Reg:
+        d = e.fn.reg(reg_class(dst))
+        bits = 64 if isinstance(dst, PointerType) else max(16, dst.bits)
+        if reg_class(src) == "pred" or reg_class(dst) == "pred":
+            unsupported(e, op, "bitcast of i1")
+        e.fn.emit(f"mov.b{bits} {d}, {a[0]}")
+        if isinstance(dst, DType) and dst.bits == 8 and dst.kind != Kind.FLOAT:
+            normalize8(e, dst, d)
+        return d
+
+    elementwise(e, op, body)
+
+
+@lowers(ops.AddPtrOp)
+def addptr(e: Emitter, op: Operation) -> None:
+    elem = op.result.type.scalar.pointee
+    size = elem.itemsize if isinstance(elem, DType) else 8
+    off_t = op.operands[1].type.scalar
+
+    def body(a: list[Reg]) -> Reg:
+        p, off = a
+        d, t = e.fn.reg("b64"), e.fn.reg("b64")
+        if off_t.bits == 64:
+            e.fn.emit(f"mul.lo.s64 {t}, {off}, {size}")
+        elif off_t.bits == 32:
+            e.fn.emit(f"mul.wide.{'s' if off_t.kind == Kind.INT else 'u'}32 {t}, {off}, {size}")
+        else:
+            w = e.fn.reg("b32")
+            e.fn.emit(f"cvt.{'s' if off_t.kind == Kind.INT else 'u'}32.{int_suffix(off_t)} {w}, {off}")
+            e.fn.emit(f"mul.wide.{'s' if off_t.kind == Kind.INT else 'u'}32 {t}, {w}, {size}")
+        e.fn.emit(f"add.s64 {d}, {p}, {t}")
+        return d
+
+    elementwise(e, op, body)
+
+
+@lowers(ops.PtrToIntOp, ops.IntToPtrOp)
+def ptr_int(e: Emitter, op: Operation) -> None:
+    dst = op.result.type.scalar
+
+    def body(a: list[Reg]) -> Reg:
+        d = e.fn.reg(reg_class(dst))
+        e.fn.emit(f"mov.b64 {d}, {a[0]}")
+        return d
+
+    elementwise(e, op, body)
+
+
+@lowers(ops.ConvertOp)
+def convert(e: Emitter, op: Operation) -> None:
+    src, dst = op.operands[0].type.scalar, op.result.type.scalar
+    rounding = "rz" if op.attrs["rounding"] == "rtz" else "rn"
+    elementwise(e, op, lambda a: convert_reg(e, op, src, dst, a[0], rounding))
+
+
+def convert_reg(e: Emitter, op: Operation, src: DType, dst: DType, x: Reg, rounding: str = "rn") -> Reg:
+    if src == dst:
+        return x
+    if dst.kind == Kind.BOOL:
+        d = e.fn.reg("pred")
+        if src.kind == Kind.FLOAT:
+            z = to_f32(e, src, x) if src.name != "f64" else x
+            wide = src.name == "f64"
+            zero = "0d0000000000000000" if wide else imm(float32, 0.0)
+            e.fn.emit(f"setp.neu.{'f64' if wide else 'f32'} {d}, {z}, {zero}")
+        else:
+            e.fn.emit(f"setp.ne.{int_suffix(src)} {d}, {x}, 0")
+        return d
+    if src.kind == Kind.BOOL:
+        if dst.kind == Kind.FLOAT:
+            f = e.fn.reg("f32")
+            e.fn.emit(f"selp.f32 {f}, {f32_imm(1.0)}, {f32_imm(0.0)}, {x}")
+            return convert_reg(e, op, float32, dst, f)
+        d = e.fn.reg(reg_class(dst))
+        e.fn.emit(f"selp.{int_suffix(dst)} {d}, 1, 0, {x}")
+        return d
+    if src.kind != Kind.FLOAT and dst.kind != Kind.FLOAT:
+        return convert_int(e, src, dst, x)
+    if src.kind != Kind.FLOAT:  # int -> float
+        if dst.bits == 8 or dst.name == "bf16":
+            f = e.fn.reg("f32")
+            e.fn.emit(f"cvt.rn.f32.{int_suffix(src)} {f}, {x}")
+            return convert_reg(e, op, float32, dst, f)
+        d = e.fn.reg(reg_class(dst))
+        e.fn.emit(f"cvt.rn.{dst.name}.{int_suffix(src)} {d}, {x}")
+        return d
+    if dst.kind != Kind.FLOAT:  # float -> int: truncate toward zero, saturating
+        if src.bits == 8:
+            x, src = convert_reg(e, op, src, float32, x), float32
+        d = e.fn.reg(reg_class(dst))
+        ext = int_suffix(dst) if dst.bits >= 16 else int_suffix(dst).replace("16", "8")
+        if dst.bits == 8:
+            w = e.fn.reg("b16")
+            e.fn.emit(f"cvt.rzi.sat.{ext}.{src.name} {w}, {x}")  # saturate to the 8-bit range
+            return normalize8(e, dst, w)
+        e.fn.emit(f"cvt.rzi.{int_suffix(dst)}.{src.name} {d}, {x}")
+        return d
+    # float -> float
+    if dst.bits == 8 or src.bits == 8:
+        return convert_fp8(e, op, src, dst, x, rounding)
+    if src.name == "f32" or dst.name == "f32" or (src.name == "f64" or dst.name == "f64"):
+        d = e.fn.reg(reg_class(dst))
+        widening = dst.bits > src.bits
+        e.fn.emit(f"cvt{'' if widening else '.' + rounding}.{dst.name}.{src.name} {d}, {x}")
+        return d
+    return from_f32(e, dst, to_f32(e, src, x), rounding)  # f16 <-> bf16
+
+
+def convert_int(e: Emitter, src: DType, dst: DType, x: Reg) -> Reg:
+    d = e.fn.reg(reg_class(dst))
+    sb, db = max(16, src.bits), max(16, dst.bits)
+    if db == sb:
+        e.fn.emit(f"mov.b{db} {d}, {x}")
+    elif db > sb:
+        e.fn.emit(f"cvt.{int_suffix(dst)}.{int_suffix(src)} {d}, {x}")
+    else:
+        e.fn.emit(f"cvt.u{db}.u{sb} {d}, {x}")
+    if dst.bits == 8:
+        normalize8(e, dst, d)
+    return d
+
+
+def convert_fp8(e: Emitter, op: Operation, src: DType, dst: DType, x: Reg, rounding: str) -> Reg:
+    fmt = {"f8e4m3": "e4m3", "f8e5m2": "e5m2"}
+    if (src.bits == 8 and src.name not in fmt) or (dst.bits == 8 and dst.name not in fmt):
+        unsupported(e, op, f"conversion between {src!r} and {dst!r} on NVIDIA (the fnuz fp8 formats are AMD's)")
+    if dst.bits == 8:
+        if rounding != "rn":
+            unsupported(e, op, "round-toward-zero conversion to fp8")
+        f = to_f32(e, src, x) if src.name != "f32" else x
+        if src.name == "f64":
+            f = e.fn.reg("f32")
+            e.fn.emit(f"cvt.rn.f32.f64 {f}, {x}")
+        zero = e.fn.reg("f32")
+        e.fn.emit(f"mov.f32 {zero}, 0f00000000")
+        d = e.fn.reg("b16")
+        e.fn.emit(f"cvt.rn.satfinite.{fmt[dst.name]}x2.f32 {d}, {zero}, {f}")
+        e.fn.emit(f"and.b16 {d}, {d}, 255")
+        return d
+    pair = e.fn.reg("b32")
+    e.fn.emit(f"cvt.rn.f16x2.{fmt[src.name]}x2 {pair}, {x}")
+    h = e.fn.reg("b16")
+    e.fn.emit(f"cvt.u16.u32 {h}, {pair}")
+    from ...ir.types import float16
+
+    return convert_reg(e, op, float16, dst, h, rounding) if dst.name != "f16" else h

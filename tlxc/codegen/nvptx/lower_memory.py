@@ -1,0 +1,192 @@
+"""Global loads and stores: predicated, vectorized up to 16 bytes where the layout keeps
+consecutive elements in consecutive registers and the axis analysis proves the pointers
+contiguous and aligned (and the mask constant over the vector).
+
+A value that several threads (or registers) hold is stored once: lanes and warps whose
+layout bases are zero, and duplicate registers, are masked off for stores.
+"""
+
+from __future__ import annotations
+
+from ...ir import ops
+from ...ir.core import Operation
+from ...ir.types import DType, Kind, PointerType
+from .emitter import Emitter, lowers
+from .ptx import Reg, reg_class
+
+_CACHE = {"": "", ".ca": ".ca", ".cg": ".cg", ".cs": ".cs", ".cv": ".cv", ".wb": ".wb", ".wt": ".wt"}
+
+
+def _elem(op: Operation) -> DType | PointerType:
+    return op.operands[0].type.scalar.pointee
+
+
+def _mem_type(t: DType | PointerType) -> str:
+    """The ld/st type of one element."""
+    if isinstance(t, PointerType):
+        return "b64"
+    if t.kind == Kind.BOOL:
+        return "u8"
+    if t.bits == 8:
+        return "s8" if t.kind == Kind.INT else "u8"
+    return f"b{t.bits}"
+
+
+def vector_width(e: Emitter, op: Operation, elem_bytes: int) -> int:
+    """How many consecutive registers one instruction may move."""
+    ptr = op.operands[0]
+    layout = ptr.type.layout if ptr.type.shape else None
+    if layout is None or e.axis is None or elem_bytes > 8:
+        return 1
+    last = f"dim{len(ptr.type.shape) - 1}"
+    in_regs = layout.num_consecutive("register", last)
+    mask = op.operand("mask")
+    proven = e.axis.vector_elements(ptr, len(ptr.type.shape) - 1, elem_bytes, e.target.max_vector_bytes, mask)
+    v = min(in_regs, proven, max(1, e.target.max_vector_bytes // elem_bytes))
+    if elem_bytes == 1:
+        v = min(v, 4)
+    return max(1, v)
+
+
+def owner_predicate(e: Emitter, layout: object) -> Reg | None:
+    """True in the one thread (of those holding the same elements) that should store."""
+    key = ("owner", layout)
+    if key in e._coords:
+        return e._coords[key]  # type: ignore[return-value]
+    masks = []
+    for src in ("lane", "warp"):
+        bits = 0
+        for bit, basis in enumerate(layout.in_bases(src)):  # type: ignore[attr-defined]
+            if not any(basis):
+                bits |= 1 << bit
+        if bits:
+            masks.append((src, bits))
+    if not masks:
+        e._coords[key] = None  # type: ignore[assignment]
+        return None
+    p = e.fn.reg("pred")
+    acc = e.fn.reg("b32")
+    e.prologue.append(f"\tmov.u32 {acc}, 0;")
+    for src, bits in masks:
+        t = e.fn.reg("b32")
+        e.prologue.append(f"\tand.b32 {t}, {e.special(src)}, {bits};")
+        e.prologue.append(f"\tor.b32 {acc}, {acc}, {t};")
+    e.prologue.append(f"\tsetp.eq.u32 {p}, {acc}, 0;")
+    e._coords[key] = p  # type: ignore[assignment]
+    return p
+
+
+def _and(e: Emitter, a: Reg | None, b: Reg | None) -> Reg | None:
+    if a is None or b is None:
+        return a or b
+    d = e.fn.reg("pred")
+    e.fn.emit(f"and.pred {d}, {a}, {b}")
+    return d
+
+
+@lowers(ops.LoadOp)
+def load(e: Emitter, op: Operation) -> None:
+    elem = _elem(op)
+    cls = reg_class(elem)
+    ptrs = e.get(op.operands[0]).regs
+    mask = e.get(op.operand("mask")).regs if op.operand("mask") is not None else None
+    other = e.get(op.operand("other")).regs if op.operand("other") is not None else None
+    size = elem.itemsize if isinstance(elem, DType) and elem.kind != Kind.BOOL else (8 if cls == "b64" else 1)
+    v = vector_width(e, op, size)
+    cache = _CACHE[op.attrs["cache"]] + (".volatile" if op.attrs["volatile"] else "")
+    out: list[Reg] = []
+    for start in range(0, len(ptrs), v):
+        regs = [e.fn.reg(cls if cls != "pred" else "b16") for _ in range(v)]
+        if other is not None:
+            for i, r in enumerate(regs):
+                src = other[start + i]
+                if cls == "pred":
+                    e.fn.emit(f"selp.u16 {r}, 1, 0, {src}")
+                else:
+                    e.fn.emit(f"mov.{'b' + cls[1:] if not cls.startswith('f') else cls} {r}, {src}")
+        pred = mask[start] if mask is not None else None
+        addr = ptrs[start]
+        mt = _mem_type(elem)
+        if v == 1:
+            e.fn.emit(f"ld.global{cache}.{mt} {regs[0]}, [{addr}]", pred)
+        elif size >= 4 or size == 1:
+            e.fn.emit(f"ld.global{cache}.v{v}.{mt} {{{', '.join(map(str, regs))}}}, [{addr}]", pred)
+        else:  # 16-bit elements: move them as packed 32-bit words
+            words = [e.fn.reg("b32") for _ in range(v // 2)]
+            for w, i in zip(words, range(0, v, 2)):
+                e.fn.emit(f"mov.b32 {w}, {{{regs[i]}, {regs[i + 1]}}}")
+            vec = f".v{v // 2}" if v > 2 else ""
+            e.fn.emit(f"ld.global{cache}{vec}.b32 {{{', '.join(map(str, words))}}}, [{addr}]"
+                      if vec else f"ld.global{cache}.b32 {words[0]}, [{addr}]", pred)
+            for w, i in zip(words, range(0, v, 2)):
+                e.fn.emit(f"mov.b32 {{{regs[i]}, {regs[i + 1]}}}, {w}")
+        if cls == "pred":
+            preds = []
+            for r in regs:
+                p = e.fn.reg("pred")
+                e.fn.emit(f"setp.ne.u16 {p}, {r}, 0")
+                preds.append(p)
+            regs = preds
+        out += regs
+    e.set(op.result, out)
+
+
+@lowers(ops.StoreOp)
+def store(e: Emitter, op: Operation) -> None:
+    elem = _elem(op)
+    cls = reg_class(elem)
+    ptr_value = op.operands[0]
+    ptrs = e.get(ptr_value).regs
+    vals = e.get(op.operands[1]).regs
+    mask = e.get(op.operand("mask")).regs if op.operand("mask") is not None else None
+    size = elem.itemsize if isinstance(elem, DType) and elem.kind != Kind.BOOL else (8 if cls == "b64" else 1)
+    v = vector_width(e, op, size)
+    cache = _CACHE[op.attrs["cache"]]
+    layout = ptr_value.type.layout if ptr_value.type.shape else None
+    owner = owner_predicate(e, layout) if layout is not None else _first_thread(e)
+    dup = _duplicate_registers(layout) if layout is not None else set()
+    for start in range(0, len(ptrs), v):
+        if start in dup:
+            continue
+        regs = vals[start:start + v]
+        if cls == "pred":
+            conv = []
+            for r in regs:
+                h = e.fn.reg("b16")
+                e.fn.emit(f"selp.u16 {h}, 1, 0, {r}")
+                conv.append(h)
+            regs = conv
+        pred = _and(e, owner, mask[start] if mask is not None else None)
+        mt = _mem_type(elem)
+        addr = ptrs[start]
+        if v == 1:
+            e.fn.emit(f"st.global{cache}.{mt} [{addr}], {regs[0]}", pred)
+        elif size >= 4 or size == 1:
+            e.fn.emit(f"st.global{cache}.v{v}.{mt} [{addr}], {{{', '.join(map(str, regs))}}}", pred)
+        else:
+            words = [e.fn.reg("b32") for _ in range(v // 2)]
+            for w, i in zip(words, range(0, v, 2)):
+                e.fn.emit(f"mov.b32 {w}, {{{regs[i]}, {regs[i + 1]}}}")
+            if v > 2:
+                e.fn.emit(f"st.global{cache}.v{v // 2}.b32 [{addr}], {{{', '.join(map(str, words))}}}", pred)
+            else:
+                e.fn.emit(f"st.global{cache}.b32 [{addr}], {words[0]}", pred)
+
+
+def _first_thread(e: Emitter) -> Reg:
+    key = ("first-thread", None)
+    if key not in e._coords:
+        p = e.fn.reg("pred")
+        e.prologue.append(f"\tsetp.eq.u32 {p}, {e.special('tid')}, 0;")
+        e._coords[key] = p  # type: ignore[assignment]
+    return e._coords[key]  # type: ignore[return-value]
+
+
+def _duplicate_registers(layout: object) -> set[int]:
+    """Registers that repeat an earlier register's element (a zero register basis)."""
+    bases = layout.in_bases("register")  # type: ignore[attr-defined]
+    zero_bits = [i for i, b in enumerate(bases) if not any(b)]
+    if not zero_bits:
+        return set()
+    n = 1 << len(bases)
+    return {r for r in range(n) if any(r >> b & 1 for b in zero_bits)}

@@ -1,0 +1,227 @@
+"""Tiles and their shapes: ``arange``, ``splat``, ``program_id``..., and the ops that
+only re-index registers -- ``broadcast``, ``expand_dims``, ``reshape``, ``trans``,
+``join``, ``split`` -- because layout assignment gave their results layouts that keep
+every element in the thread that already holds it. ``convert_layout`` is the one that
+moves data (through shared memory)."""
+
+from __future__ import annotations
+
+from ...errors import InternalCompilerError
+from ...ir import ops
+from ...ir.core import Operation
+from ...ir.layout.linear import LinearLayout
+from ...ir.types import DType
+from .emitter import Emitter, lowers, register_coords
+from .ptx import Reg, reg_class
+
+
+@lowers(ops.ProgramIdOp, ops.NumProgramsOp)
+def program_id(e: Emitter, op: Operation) -> None:
+    axis = "xyz"[op.attrs["axis"]]
+    name = f"ctaid.{axis}" if op.NAME == "program_id" else f"nctaid.{axis}"
+    e.set(op.result, [e.special(name)])
+
+
+@lowers(ops.ArangeOp)
+def arange(e: Emitter, op: Operation) -> None:
+    layout = op.result.type.layout
+    t = e.thread_coords(layout, 0)
+    start = op.attrs["start"]
+    out: list[Reg] = []
+    cache: dict[int, Reg] = {}
+    for r in range(layout.in_dim_size("register")):
+        c = register_coords(layout, r)[0]
+        if c in cache:
+            out.append(cache[c])
+            continue
+        d = e.fn.reg("b32")
+        if isinstance(t, int):
+            e.fn.emit(f"mov.u32 {d}, {(c ^ t) + start}")
+        else:
+            e.fn.emit(f"xor.b32 {d}, {t}, {c}")
+            if start:
+                e.fn.emit(f"add.s32 {d}, {d}, {start}")
+        cache[c] = d
+        out.append(d)
+    e.set(op.result, out)
+
+
+@lowers(ops.SplatOp)
+def splat(e: Emitter, op: Operation) -> None:
+    (x,) = e.get(op.operands[0]).regs
+    e.set(op.result, [x] * op.result.type.layout.in_dim_size("register"))
+
+
+@lowers(ops.MultipleOfOp, ops.MaxContiguousOp)
+def hint(e: Emitter, op: Operation) -> None:
+    src = e.get(op.operands[0])
+    e.set(op.result, src.regs, src.layout)
+
+
+@lowers(ops.AssumeOp)
+def assume(e: Emitter, op: Operation) -> None:
+    return None
+
+
+@lowers(ops.AssertOp)
+def device_assert(e: Emitter, op: Operation) -> None:
+    # Asserts compile to a trap when any element is false; Triton does this under debug only,
+    # tlxc keeps them (they are rare and cheap next to a silent wrong result).
+    for p in set(e.get(op.operands[0]).regs):
+        e.fn.emit("trap", p, negate=True)
+
+
+def remap(e: Emitter, op: Operation, src_layout: LinearLayout, dst_layout: LinearLayout,
+          project: callable, project_basis: callable | None = None) -> list[int]:
+    """For each register of ``dst_layout``, the register of ``src_layout`` that holds the
+    element it maps to under ``project`` (dst coords -> src coords), checking that both
+    layouts give that element to the same lane and warp (``project_basis`` maps a lane or
+    warp basis; by default the same linear map)."""
+    pb = project_basis or project
+    for src_dim in ("lane", "warp"):
+        a = [tuple(pb(tuple(b))) for b in dst_layout.in_bases(src_dim)]
+        b = [tuple(x) for x in src_layout.in_bases(src_dim)]
+        if a != b:
+            raise InternalCompilerError(
+                "nvptx", f"'{op.NAME}' needs its operand in a matching layout ({src_dim} bases {b} vs {a}); "
+                "layout assignment should have inserted a conversion", op.loc)
+    index: dict[tuple[int, ...], int] = {}
+    for r in range(src_layout.in_dim_size("register")):
+        index.setdefault(register_coords(src_layout, r), r)
+    out = []
+    for r in range(dst_layout.in_dim_size("register")):
+        key = tuple(project(register_coords(dst_layout, r)))
+        if key not in index:
+            raise InternalCompilerError("nvptx", f"'{op.NAME}': element {key} is not in the operand's registers",
+                                        op.loc)
+        out.append(index[key])
+    return out
+
+
+def _reindex(e: Emitter, op: Operation, project: callable) -> None:
+    src = e.get(op.operands[0])
+    dst_layout = op.result.type.layout
+    idx = remap(e, op, src.layout, dst_layout, project)
+    e.set(op.result, [src.regs[i] for i in idx])
+
+
+@lowers(ops.BroadcastOp)
+def broadcast(e: Emitter, op: Operation) -> None:
+    src_shape = op.operands[0].type.shape
+    _reindex(e, op, lambda c: tuple(0 if src_shape[i] == 1 else x for i, x in enumerate(c)))
+
+
+@lowers(ops.ExpandDimsOp)
+def expand_dims(e: Emitter, op: Operation) -> None:
+    axis = op.attrs["axis"]
+    _reindex(e, op, lambda c: tuple(x for i, x in enumerate(c) if i != axis))
+
+
+@lowers(ops.TransOp)
+def trans(e: Emitter, op: Operation) -> None:
+    order = op.attrs["order"]
+    inv = [order.index(i) for i in range(len(order))]
+    _reindex(e, op, lambda c: tuple(c[inv[i]] for i in range(len(c))))
+
+
+@lowers(ops.ReshapeOp)
+def reshape(e: Emitter, op: Operation) -> None:
+    src_shape = op.operands[0].type.shape
+    dst_shape = op.result.type.shape
+
+    def project(c: tuple[int, ...]) -> tuple[int, ...]:
+        flat = 0
+        for x, n in zip(c, dst_shape):
+            flat = flat * n + x
+        out = []
+        for n in reversed(src_shape):
+            out.append(flat % n)
+            flat //= n
+        return tuple(reversed(out))
+
+    _reindex(e, op, project)
+
+
+def _last_dim_in_registers(op: Operation, layout: LinearLayout) -> None:
+    last = layout.num_out_dims - 1
+    for src in ("lane", "warp"):
+        if any(b[last] for b in layout.in_bases(src)):
+            raise InternalCompilerError("nvptx", f"'{op.NAME}' needs the last dim held in registers", op.loc)
+
+
+@lowers(ops.JoinOp)
+def join(e: Emitter, op: Operation) -> None:
+    a, b = (e.get(v) for v in op.operands)
+    dst = op.result.type.layout
+    _last_dim_in_registers(op, dst)
+    idx = remap(e, op, a.layout, dst, lambda c: c[:-1])
+    regs = [(a if register_coords(dst, r)[-1] == 0 else b).regs[i] for r, i in enumerate(idx)]
+    e.set(op.result, regs)
+
+
+@lowers(ops.SplitOp)
+def split(e: Emitter, op: Operation) -> None:
+    src = e.get(op.operands[0])
+    _last_dim_in_registers(op, src.layout)
+    for half, res in enumerate(op.results):
+        idx = remap(e, op, src.layout, res.type.layout, lambda c, h=half: c + (h,), lambda b: b + (0,))
+        e.set(res, [src.regs[i] for i in idx])
+
+
+@lowers(ops.ConvertLayoutOp)
+def convert_layout(e: Emitter, op: Operation) -> None:
+    """Any layout to any layout, through shared memory: every thread writes what it holds
+    at the element's row-major offset, then reads what it needs."""
+    src = e.get(op.operands[0])
+    t = op.result.type
+    dst_layout = t.layout
+    elem = t.scalar
+    cls = reg_class(elem)
+    size = 8 if cls == "b64" else (4 if cls in ("b32", "f32") else 2)
+    shape = t.shape
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    numel = strides[0] * shape[0]
+    e.scratch(numel * size)
+    base = e.smem_base()
+    e.barrier()
+    _smem_pass(e, src.layout, src.regs, shape, strides, size, cls, base, store=True)
+    e.barrier()
+    regs = [e.fn.reg(cls) for _ in range(dst_layout.in_dim_size("register"))]
+    _smem_pass(e, dst_layout, regs, shape, strides, size, cls, base, store=False)
+    e.set(op.result, regs)
+
+
+def _smem_pass(e: Emitter, layout: LinearLayout, regs: list[Reg], shape: tuple[int, ...],
+               strides: list[int], size: int, cls: str, base: Reg, store: bool) -> None:
+    thread = e.fn.reg("b32")
+    e.fn.emit(f"mov.u32 {thread}, 0")
+    for d in range(len(shape)):
+        t = e.thread_coords(layout, d)
+        if not isinstance(t, int):
+            e.fn.emit(f"mad.lo.u32 {thread}, {t}, {strides[d] * size}, {thread}")
+    e.fn.emit(f"add.u32 {thread}, {thread}, {base}")
+    seen = set()
+    for r, reg in enumerate(regs):
+        c = register_coords(layout, r)
+        off = sum(x * s for x, s in zip(c, strides)) * size
+        if store and off in seen:
+            continue
+        seen.add(off)
+        mt = {"pred": "u8", "b16": "b16", "b32": "b32", "f32": "f32", "b64": "b64", "f64": "f64"}[cls]
+        if cls == "pred":
+            h = e.fn.reg("b16")
+            if store:
+                e.fn.emit(f"selp.u16 {h}, 1, 0, {reg}")
+                e.fn.emit(f"st.shared.u8 [{thread}+{off}], {h}")
+            else:
+                e.fn.emit(f"ld.shared.u8 {h}, [{thread}+{off}]")
+                e.fn.emit(f"setp.ne.u16 {reg}, {h}, 0")
+        elif store:
+            e.fn.emit(f"st.shared.{mt} [{thread}+{off}], {reg}")
+        else:
+            e.fn.emit(f"ld.shared.{mt} {reg}, [{thread}+{off}]")
+
+
+__all__ = ["DType"]

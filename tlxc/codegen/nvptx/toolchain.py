@@ -1,0 +1,115 @@
+"""Running NVIDIA's tools: ptxas (PTX -> cubin, with the resource figures) and nvdisasm
+(cubin -> SASS).
+
+The tools are found, in order, at an explicit path the caller passes, in the
+``nvidia-cuda-nvcc`` / ``nvidia-cuda-nvdisasm`` wheels, under ``$CUDA_HOME/bin``, on
+``PATH`` and under ``/usr/local/cuda/bin``. Missing tools are not an error until a
+cubin or SASS is asked for.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ...errors import CompilationError
+
+
+class ToolNotFound(CompilationError):
+    def __init__(self, tool: str) -> None:
+        super().__init__("TLXC-TOOL-001", f"{tool} was not found",
+                         help=f"install the CUDA extra (pip install 'tlxc[cuda]') or a CUDA toolkit with {tool}, "
+                              f"or point TLXC_{tool.upper()} at it")
+
+
+@lru_cache(maxsize=None)
+def find_tool(name: str) -> str | None:
+    explicit = os.environ.get(f"TLXC_{name.upper()}")
+    if explicit:
+        return explicit
+    candidates = []
+    for pkg in ("nvidia.cuda_nvcc", "nvidia.cuda_nvdisasm"):
+        try:
+            mod = __import__(pkg, fromlist=["__file__"])
+            base = os.path.dirname(mod.__file__) if getattr(mod, "__file__", None) else list(mod.__path__)[0]
+            candidates.append(os.path.join(base, "bin", name))
+        except ImportError:
+            pass
+    for env in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(env):
+            candidates.append(os.path.join(os.environ[env], "bin", name))
+    which = shutil.which(name)
+    if which:
+        candidates.append(which)
+    candidates.append(os.path.join("/usr/local/cuda/bin", name))
+    for c in candidates:
+        if os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+@dataclass(frozen=True)
+class PtxasResult:
+    cubin: bytes
+    registers: int
+    spill_stores: int
+    spill_loads: int
+    shared_bytes: int
+    stack_bytes: int
+    log: str
+    seconds: float
+
+
+_INFO = re.compile(r"Used (\d+) registers")
+_SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+_SMEM = re.compile(r"(\d+) bytes smem")
+_STACK = re.compile(r"(\d+) bytes stack frame")
+
+
+def ptxas(ptx: str, arch: str, opt_level: int = 3, extra: tuple[str, ...] = ()) -> PtxasResult:
+    """Assemble ``ptx`` for ``arch``; a rejected PTX is an internal error (tlxc emitted it)."""
+    import time
+
+    exe = find_tool("ptxas")
+    if exe is None:
+        raise ToolNotFound("ptxas")
+    with tempfile.TemporaryDirectory(prefix="tlxc-ptxas-") as d:
+        src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        cmd = [exe, f"-arch={arch}", f"-O{opt_level}", "-v", *extra, src, "-o", out]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        seconds = time.perf_counter() - t0
+        log = proc.stdout + proc.stderr
+        if proc.returncode != 0:
+            from ...errors import InternalCompilerError
+
+            raise InternalCompilerError("ptxas", f"ptxas rejected the generated PTX:\n{log.strip()}")
+        with open(out, "rb") as f:
+            cubin = f.read()
+
+    def num(rx: re.Pattern[str], group: int = 1) -> int:
+        m = rx.search(log)
+        return int(m.group(group)) if m else 0
+
+    return PtxasResult(cubin, num(_INFO), num(_SPILL, 1), num(_SPILL, 2), num(_SMEM), num(_STACK), log, seconds)
+
+
+def nvdisasm(cubin: bytes) -> str:
+    exe = find_tool("nvdisasm")
+    if exe is None:
+        raise ToolNotFound("nvdisasm")
+    with tempfile.TemporaryDirectory(prefix="tlxc-nvdisasm-") as d:
+        path = os.path.join(d, "k.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin)
+        proc = subprocess.run([exe, "-c", "-g", path], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CompilationError("TLXC-TOOL-002", f"nvdisasm failed: {proc.stderr.strip()}")
+        return proc.stdout

@@ -1,0 +1,70 @@
+"""Layouts: where each element of a tile lives, as linear maps over GF(2).
+
+One type, ``LinearLayout`` (``linear.py``, which opens with a worked example), describes
+every layout: distributed ones (inputs ``register``, ``lane``, ``warp``, ``block``) and
+shared-memory ones (inputs ``offset``, ``block``), onto the tile's dims ``dim0..``.
+Named constructors build the layouts that programmers and hardware documents talk
+about; everything else -- conversions, vector widths, swizzles, bank conflicts -- is
+computed from the maps, never special-cased per pair of layouts (STYLE rules 8-10).
+
+Modules:
+
+* ``linear``     -- ``LinearLayout`` and its algebra (apply, product, compose, invert,
+  invert_and_compose, reshape, transpose, sublayout, free variables, str/parse, table).
+* ``gf2``        -- the bit-vector linear algebra underneath.
+* ``common``     -- target-independent constructors: ``blocked``, ``slice_layout``,
+  ``swizzled_shared``, ``CTALayout``, and the shape-fitting rules they share.
+* ``nvidia``     -- ``mma_v2_accumulator``, ``dot_operand``, ``nvmma_shared``; its
+  docstring says where wgmma, tcgen05 (TMEM) and AMD MFMA / WMMA layouts will go.
+* ``shape_ops``  -- layouts of trans / reshape / expand_dims / join / split results.
+* ``conversion`` -- classify a conversion (registers / shuffle / shared memory) and
+  plan the shared-memory path with a conflict-free swizzle; bank-conflict counting.
+* ``vectorize``  -- widest per-thread global access for a layout and pointer facts.
+* ``target``     -- ``LayoutTarget``: the hardware facts the planners take as input.
+
+Nothing here names a GPU architecture: hardware facts arrive as parameters.
+"""
+
+from .common import (
+    BLOCK,
+    DISTRIBUTED_INS,
+    LANE,
+    OFFSET,
+    REGISTER,
+    WARP,
+    CTALayout,
+    blocked,
+    dim_names,
+    fit_to_shape,
+    identity_standard,
+    slice_layout,
+    swizzled_shared,
+)
+from .conversion import (
+    BankCost,
+    ConversionKind,
+    ConversionPlan,
+    SharedConversion,
+    bank_conflicts,
+    bank_cost,
+    bank_wavefronts,
+    classify_conversion,
+    conversion_map,
+    plan_conversion,
+    plan_shared_conversion,
+)
+from .linear import LayoutError, LinearLayout
+from .nvidia import MmaV2, dot_operand, mma_v2_accumulator, nvmma_shared
+from .shape_ops import expand_dims, join, permute, reshape, split
+from .target import LayoutTarget
+from .vectorize import Vectorization, contiguous_register_bits, max_register_vector, vector_width, vectorize
+
+__all__ = [
+    "BLOCK", "DISTRIBUTED_INS", "LANE", "OFFSET", "REGISTER", "WARP",
+    "BankCost", "CTALayout", "ConversionKind", "ConversionPlan", "LayoutError", "LayoutTarget", "LinearLayout",
+    "MmaV2", "SharedConversion", "Vectorization",
+    "bank_conflicts", "bank_cost", "bank_wavefronts", "blocked", "classify_conversion", "contiguous_register_bits",
+    "conversion_map", "dim_names", "dot_operand", "expand_dims", "fit_to_shape", "identity_standard", "join",
+    "max_register_vector", "mma_v2_accumulator", "nvmma_shared", "permute", "plan_conversion",
+    "plan_shared_conversion", "reshape", "slice_layout", "split", "swizzled_shared", "vector_width", "vectorize",
+]

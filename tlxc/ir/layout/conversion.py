@@ -1,0 +1,381 @@
+"""Planning layout conversions: how data gets from one distributed layout to another.
+
+Everything here is derived from the two layouts with one operation -- find, for each
+(register, lane, warp, block) of the destination, a source coordinate holding the same
+element -- and plain linear algebra; there is no table of layout pairs (STYLE rule 8).
+
+``classify_conversion`` asks how far data must travel:
+
+* ``NONE`` -- the layouts are equal.
+* ``REGISTERS`` -- every thread already holds what it needs (the layouts differ in
+  register order or duplication only): the lowering renames SSA values, no instruction.
+* ``WARP_SHUFFLE`` -- data crosses lanes but stays within each warp: warp shuffles.
+* ``SHARED_MEMORY`` -- data crosses warps of a CTA: a round trip through shared memory.
+* ``CROSS_CTA`` -- data crosses CTAs of a cluster (distributed shared memory); not
+  planned here yet.
+
+For the shared-memory case ``plan_shared_conversion`` picks the vector widths and a
+swizzled scratch layout under which both the store and the load are free of bank
+conflicts, and reports the cost computed by ``bank_wavefronts`` -- a plain function of
+(distributed layout, shared layout), so tests can check any pair of layouts.
+
+Bank model (parameters come from ``LayoutTarget``): a warp-wide access of ``v`` bytes
+per thread is served in *phases* of consecutive lanes, each phase moving at most one
+bank line (``num_banks * bank_bytes`` bytes; 8 lanes for 16-byte accesses with 32 banks
+of 4 bytes). Within a phase, a bank serves one word per wavefront; lanes reading the
+same word share it. The wavefronts of an access are the sum over phases of the largest
+number of distinct words any bank must serve.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from . import gf2
+from .common import BLOCK, LANE, OFFSET, REGISTER, WARP
+from .linear import LayoutError, LinearLayout, log2
+from .target import LayoutTarget
+
+
+class ConversionKind(str, Enum):
+    NONE = "none"
+    REGISTERS = "registers"
+    WARP_SHUFFLE = "warp_shuffle"
+    SHARED_MEMORY = "shared_memory"
+    CROSS_CTA = "cross_cta"
+
+
+# ---------------------------------------------------------------------------- mapping
+def conversion_map(src: LinearLayout, dst: LinearLayout, keep: Sequence[str] = ()) -> LinearLayout | None:
+    """A map ``C`` from ``dst``'s inputs to ``src``'s inputs with ``src(C(x)) == dst(x)``
+    that leaves the input dims in ``keep`` unchanged, or None when none exists.
+
+    Unlike ``dst.invert_and_compose(src)``, which picks the smallest source coordinate,
+    this keeps a thread's lane / warp / block where the layouts allow, so a conversion
+    between two layouts that broadcast the same way does not move data needlessly. For
+    a kept dim each basis of ``dst`` maps to the same basis of ``src`` plus a correction
+    solved in the other dims; among the corrections the smallest input is chosen
+    (registers before lanes before warps).
+    """
+    _check_same_tile(src, dst)
+    if set(src.in_dims) != set(dst.in_dims):
+        raise LayoutError(f"conversion: input dims differ: {src.in_dims} vs {dst.in_dims}", src, dst)
+    for d in keep:
+        if src.in_dim_size(d) != dst.in_dim_size(d):
+            return None
+    free = [d for d in src.in_dims if d not in keep]
+    gens: list[int] = []
+    owners: list[tuple[str, int]] = []
+    for d in free:
+        for i, b in enumerate(src.in_bases(d)):
+            gens.append(src.encode_out(dict(zip(src.out_dims, b))))
+            owners.append((d, i))
+    ech = gf2.Echelon(gens)
+    new: dict[str, list[tuple[int, ...]]] = {}
+    for d in dst.in_dims:
+        rows = []
+        for i, b in enumerate(dst.in_bases(d)):
+            target = dst.encode_out(dict(zip(dst.out_dims, b)))
+            coords = dict.fromkeys(src.in_dims, 0)
+            if d in keep:
+                target ^= src.encode_out(dict(zip(src.out_dims, src.basis(d, i))))
+                coords[d] = 1 << i
+            combo = ech.solve(target)
+            if combo is None:
+                return None
+            for j, (owner, bit) in enumerate(owners):
+                if (combo >> j) & 1:
+                    coords[owner] ^= 1 << bit
+            rows.append(tuple(coords[n] for n in src.in_dims))
+        new[d] = rows
+    return LinearLayout(new, list(src.in_sizes.items()))
+
+
+def classify_conversion(src: LinearLayout, dst: LinearLayout) -> ConversionKind:
+    """How far data must travel to go from ``src`` to ``dst`` (see the module doc)."""
+    if src == dst:
+        return ConversionKind.NONE
+    for kind, keep in ((ConversionKind.REGISTERS, (LANE, WARP, BLOCK)),
+                       (ConversionKind.WARP_SHUFFLE, (WARP, BLOCK)),
+                       (ConversionKind.SHARED_MEMORY, (BLOCK,))):
+        if conversion_map(src, dst, _present(src, keep)) is not None:
+            return kind
+    return ConversionKind.CROSS_CTA
+
+
+def _present(layout: LinearLayout, dims: Sequence[str]) -> tuple[str, ...]:
+    return tuple(d for d in dims if layout.has_in_dim(d))
+
+
+def _check_same_tile(src: LinearLayout, dst: LinearLayout) -> None:
+    if src.out_sizes != dst.out_sizes:
+        raise LayoutError(f"conversion between different tiles: {src.out_sizes} vs {dst.out_sizes}", src, dst)
+    if not src.is_surjective():
+        raise LayoutError("conversion source does not hold every element of its tile", src)
+
+
+# ---------------------------------------------------------------------------- banks
+@dataclass(frozen=True)
+class BankCost:
+    """Cost of one warp-wide shared-memory access (every instruction of an access
+    pattern costs the same: the layouts are linear, so other instructions only XOR a
+    constant into every address, which permutes banks and words alike)."""
+
+    wavefronts: int
+    ideal: int
+
+    @property
+    def conflicts(self) -> int:
+        """How many times slower than ideal (1 = conflict-free)."""
+        return -(-self.wavefronts // self.ideal)
+
+
+def bank_cost(dist: LinearLayout, shared: LinearLayout, *, elem_bits: int, vec: int,
+              target: LayoutTarget) -> BankCost:
+    """Wavefronts for one warp-wide access of ``dist`` to a buffer laid out by ``shared``,
+    each thread moving ``vec`` elements that are consecutive in the buffer.
+
+    ``shared`` maps ``offset`` (and optionally ``block``) onto ``dist``'s tile: every
+    element must have exactly one offset (per CTA); its first ``log2(vec)`` offset bits
+    must be held by one thread of ``dist`` (else ``LayoutError``). Computed by
+    enumerating the warp's lanes: exact, and cheap.
+    """
+    if dist.out_sizes != shared.out_sizes:
+        raise LayoutError("bank_cost: layouts cover different tiles", dist, shared)
+    if shared.in_dims[:1] != (OFFSET,) or not shared.is_surjective() \
+            or not shared.sublayout([OFFSET], shared.out_dims).is_injective():
+        raise LayoutError("bank_cost: the shared layout must give each element exactly one offset", shared)
+    if dist.in_dim_size(LANE) != target.warp_size:
+        raise LayoutError(f"bank_cost: layout has {dist.in_dim_size(LANE)} lanes, target warps have "
+                          f"{target.warp_size}", dist)
+    kvec = log2(vec)
+    regs = gf2.Echelon(dist.encode_out(dict(zip(dist.out_dims, b))) for b in dist.in_bases(REGISTER))
+    for i in range(kvec):
+        if not regs.contains(shared.apply_flat(1 << i)):
+            raise LayoutError(f"bank_cost: a vector of {vec} buffer-consecutive elements is not held by one "
+                              "thread", dist, shared)
+    inv = shared.invert()
+    offset_bits = shared.in_dim_bits(OFFSET)
+    word_bits = target.bank_bytes * 8
+    vec_bits = vec * elem_bits
+    phase = min(target.warp_size, max(1, target.line_bytes * 8 // max(vec_bits, word_bits)))
+    total = ideal = 0
+    for start in range(0, target.warp_size, phase):
+        words: set[int] = set()
+        for lane in range(start, start + phase):
+            element = dist.apply_flat(dist.encode_in({LANE: lane}))
+            off = inv.apply_flat(element) & ((1 << offset_bits) - 1)
+            off &= ~(vec - 1)
+            first = off * elem_bits // word_bits
+            last = ((off + vec) * elem_bits - 1) // word_bits
+            words.update(range(first, last + 1))
+        per_bank: dict[int, int] = {}
+        for w in words:
+            per_bank[w % target.num_banks] = per_bank.get(w % target.num_banks, 0) + 1
+        total += max(per_bank.values())
+        ideal += -(-len(words) // target.num_banks)
+    return BankCost(total, ideal)
+
+
+def bank_wavefronts(dist: LinearLayout, shared: LinearLayout, *, elem_bits: int, vec: int,
+                    target: LayoutTarget) -> int:
+    """Wavefronts of one warp-wide access (see ``bank_cost``)."""
+    return bank_cost(dist, shared, elem_bits=elem_bits, vec=vec, target=target).wavefronts
+
+
+def bank_conflicts(dist: LinearLayout, shared: LinearLayout, *, elem_bits: int, vec: int,
+                   target: LayoutTarget) -> int:
+    """The conflict degree of one warp-wide access: 1 means conflict-free, 32 means every
+    word of a phase hits the same bank."""
+    return bank_cost(dist, shared, elem_bits=elem_bits, vec=vec, target=target).conflicts
+
+
+# ---------------------------------------------------------------------------- planning
+@dataclass(frozen=True)
+class SharedConversion:
+    """A conversion through a scratch buffer: each thread stores ``store_vec`` elements
+    per instruction under ``shared`` (``offset``, ``block`` -> tile), the CTA syncs, and
+    each thread loads ``load_vec`` elements per instruction."""
+
+    shared: LinearLayout
+    store_vec: int
+    load_vec: int
+    store: BankCost
+    load: BankCost
+
+
+@dataclass(frozen=True)
+class ConversionPlan:
+    """``map`` sends each destination (register, lane, warp, block) to a source
+    coordinate holding the same element, moving no further than ``kind`` says; ``shared``
+    is set for ``SHARED_MEMORY``."""
+
+    kind: ConversionKind
+    map: LinearLayout | None
+    shared: SharedConversion | None = None
+
+
+def plan_conversion(src: LinearLayout, dst: LinearLayout, *, elem_bits: int, target: LayoutTarget) -> ConversionPlan:
+    kind = classify_conversion(src, dst)
+    if kind is ConversionKind.NONE:
+        return ConversionPlan(kind, conversion_map(src, dst, src.in_dims))
+    keep = {ConversionKind.REGISTERS: (LANE, WARP, BLOCK), ConversionKind.WARP_SHUFFLE: (WARP, BLOCK),
+            ConversionKind.SHARED_MEMORY: (BLOCK,), ConversionKind.CROSS_CTA: ()}[kind]
+    cmap = conversion_map(src, dst, _present(src, keep))
+    if kind is ConversionKind.SHARED_MEMORY:
+        return ConversionPlan(kind, cmap, plan_shared_conversion(src, dst, elem_bits=elem_bits, target=target))
+    return ConversionPlan(kind, cmap)
+
+
+def plan_shared_conversion(src: LinearLayout, dst: LinearLayout, *, elem_bits: int,
+                           target: LayoutTarget) -> SharedConversion:
+    """Choose vector widths and a scratch layout so that both sides are conflict-free.
+
+    Work in the GF(2) space T of per-CTA tile coordinates (n bits). The buffer layout is
+    a basis of T: offset bits ``[0, k)`` are the vector, the next bits up to one bank
+    line (``L`` bits) select banks, the rest (``G``) select lines.
+
+    1. Vectors: the tile directions both layouts hold in registers (the intersection of
+       their register spans) are shared vector bits; the side with more register
+       directions beyond those extends its vector further, up to ``max_vector_bytes``.
+    2. For each side, the elements one phase of lanes touches, together with the vector
+       and the sub-word bits, span a subspace ``Y`` of dimension <= L. Two of them share
+       a bank without sharing a word exactly when their difference falls in ``G`` but not
+       in the word, so an access is conflict-free iff ``G ∩ Y = {0}``.
+    3. A common complement ``G`` of ``Y_store`` and ``Y_load`` always exists
+       (``gf2.common_complement``); bank bits are then filled with the wider side's lane
+       directions, so its accesses are plain rows, and line bits with the lift of unit
+       vectors into ``G`` -- which is what a classic XOR swizzle looks like.
+
+    Multi-CTA layouts are handled per CTA when both sides split the tile across CTAs
+    the same way (unit-vector block bases); the buffer's ``block`` dim repeats that split.
+    """
+    _check_same_tile(src, dst)
+    if not dst.is_surjective():
+        raise LayoutError("conversion destination does not cover its tile", dst)
+    if conversion_map(src, dst, _present(src, (BLOCK,))) is None:
+        raise LayoutError("data must cross CTAs: not a shared-memory conversion", src, dst)
+    for side in (src, dst):
+        if side.in_dim_size(LANE) != target.warp_size:
+            raise LayoutError(f"layout has {side.in_dim_size(LANE)} lanes, target warps have {target.warp_size}",
+                              side)
+    cta_bits = _cta_bits(src, dst)
+    n_full = src.total_out_bits
+    keep_bits = [b for b in range(n_full) if not (cta_bits >> b) & 1]
+    n = len(keep_bits)
+
+    def squeeze(v: int) -> int:
+        return sum(1 << i for i, b in enumerate(keep_bits) if (v >> b) & 1)
+
+    def expand(v: int) -> int:
+        return sum(1 << b for i, b in enumerate(keep_bits) if (v >> i) & 1)
+
+    def images(layout: LinearLayout, dim: str) -> list[int]:
+        if not layout.has_in_dim(dim):
+            return []
+        out = []
+        for b in layout.in_bases(dim):
+            v = layout.encode_out(dict(zip(layout.out_dims, b)))
+            if v & cta_bits:
+                raise LayoutError(f"a {dim} bit moves between CTAs' pieces of the tile", layout)
+            out.append(squeeze(v))
+        return out
+
+    word_bits = target.bank_bytes * 8
+    line_bits = target.line_bytes * 8
+    eb = log2(elem_bits)
+    max_k = max(0, log2(target.max_vector_bytes * 8) - eb)  # vector bits
+    w = max(0, log2(word_bits) - eb)  # offset bits inside one bank word
+    L = min(n, max(0, log2(line_bits) - eb))  # offset bits inside one bank line
+
+    # 1. vectors
+    rs, rd = images(src, REGISTER), images(dst, REGISTER)
+    common = gf2.Echelon(gf2.intersection(rs, rd))
+    v_common = _pick(rs, lambda v: common.contains(v), max_k)
+    v_common = gf2.extend_to(v_common, min(max_k, common.rank), common.basis())
+    ext_s = _pick(rs, lambda v: True, max_k, start=v_common)[len(v_common):]
+    ext_d = _pick(rd, lambda v: True, max_k, start=v_common)[len(v_common):]
+    src_is_big = len(ext_s) >= len(ext_d)
+    v_big = v_common + (ext_s if src_is_big else ext_d)
+    k_src = len(v_big) if src_is_big else len(v_common)
+    k_dst = len(v_common) if src_is_big else len(v_big)
+
+    # sub-word bits: the vector, padded with the wide side's lane directions
+    lanes_s, lanes_d = images(src, LANE), images(dst, LANE)
+    big_lanes = lanes_s if src_is_big else lanes_d
+    low = gf2.extend_to(v_big, min(n, max(len(v_big), w)), big_lanes + lanes_s + lanes_d + gf2.unit_vectors(n))
+    word = low[:min(w, len(low))]
+
+    def phase_lanes(lanes: list[int], k: int) -> list[int]:
+        bits = max((1 << k) * elem_bits, word_bits)
+        return lanes[:log2(min(target.warp_size, max(1, line_bits // bits)))]
+
+    # 2. what one phase of each side touches (the wide side's Y contains ``low``)
+    y_s = gf2.basis_of(v_big[:k_src] + word + phase_lanes(lanes_s, k_src))
+    y_d = gf2.basis_of(v_big[:k_dst] + word + phase_lanes(lanes_d, k_dst))
+    if max(len(y_s), len(y_d)) > L:
+        raise LayoutError("internal: access subspace larger than a bank line", src, dst)
+
+    # 3. line bits G, bank bits H, then the offset basis
+    g = gf2.common_complement(y_s if src_is_big else y_d, y_d if src_is_big else y_s, n, L)
+    ech = gf2.Echelon(low + g)
+    h: list[int] = []
+    for v in phase_lanes(big_lanes, len(v_big)) + big_lanes + lanes_s + lanes_d + gf2.unit_vectors(n):
+        if len(low) + len(h) >= L:
+            break
+        if ech.add(v):
+            h.append(v)
+    lines: list[int] = []
+    quotient = gf2.Echelon(low + h)
+    for e in gf2.unit_vectors(n):
+        if len(lines) == len(g):
+            break
+        if quotient.add(e):
+            lines.append(gf2.lift(e, low + h, g))
+    offsets = low + h + lines
+    if gf2.rank(offsets) != n or len(offsets) != n:
+        raise LayoutError("internal: scratch layout is not a basis", src, dst)
+
+    out_dims = src.out_dims
+    offset_bases = [tuple(src.decode_out(expand(v)).values()) for v in offsets]
+    block_bases = src.in_bases(BLOCK) if src.has_in_dim(BLOCK) else ()
+    # Every CTA has its own buffer with the same layout; ``block`` says which piece of the
+    # tile it holds (zero bases: CTAs holding copies).
+    shared = LinearLayout({OFFSET: offset_bases, BLOCK: block_bases}, list(zip(out_dims, src.out_shape)))
+    store = bank_cost(src, shared, elem_bits=elem_bits, vec=1 << k_src, target=target)
+    load = bank_cost(dst, shared, elem_bits=elem_bits, vec=1 << k_dst, target=target)
+    return SharedConversion(shared, 1 << k_src, 1 << k_dst, store, load)
+
+
+def _pick(vectors: Sequence[int], ok: Callable[[int], bool], limit: int, start: Sequence[int] = ()) -> list[int]:
+    """Greedily extend ``start`` with ``vectors`` (in order) that pass ``ok`` and are
+    independent, up to ``limit`` vectors in all."""
+    out = list(start)
+    ech = gf2.Echelon(out)
+    for v in vectors:
+        if len(out) >= limit:
+            break
+        if v and ok(v) and ech.add(v):
+            out.append(v)
+    return out
+
+
+def _cta_bits(src: LinearLayout, dst: LinearLayout) -> int:
+    """Tile bits that select the CTA; both sides must split the same way, by unit bits."""
+    mask = 0
+    for layout in (src, dst):
+        m = 0
+        if layout.has_in_dim(BLOCK):
+            for b in layout.in_bases(BLOCK):
+                v = layout.encode_out(dict(zip(layout.out_dims, b)))
+                if v & (v - 1):
+                    raise LayoutError("multi-CTA conversion with a non-unit block basis is not planned yet", layout)
+                m |= v
+        if layout is src:
+            mask = m
+        elif m != mask:
+            raise LayoutError("source and destination split the tile across CTAs differently", src, dst)
+    return mask
+

@@ -1,0 +1,222 @@
+"""Layout assignment: give every tile a distributed layout and insert ``convert_layout``
+where an op needs its operand in another one.
+
+Expects: a canonicalized kernel with no layouts; ``options.target`` (a
+``LayoutTarget``) and the ``func``'s ``num_warps``.
+Guarantees: every tile type carries a ``LinearLayout``; ops whose result only
+re-indexes registers (reduce, expand_dims, trans, reshape, join, split, and the
+elementwise ops) get the layout derived from their operand, so the code generators
+move no data for them; loop-carried and if-yielded tiles keep one layout.
+Refuses: nothing (any pair of layouts converts through shared memory).
+
+Choice of layouts (first version): each tile shape gets one *canonical* blocked layout,
+vectorized along its last dim by the widest access that the axis analysis proves for
+the loads and stores of that shape; creation ops (``arange``, ``splat``, constants) and
+``broadcast`` results use it. This covers the usual kernels with few conversions; a
+later version will propagate layouts from anchors (loads, dots) to cut the rest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import ops
+from ..analysis.axis_info import analyze
+from ..builder import Builder
+from ..core import Operation, Value
+from ..layout import shape_ops
+from ..layout.common import blocked, slice_layout
+from ..layout.linear import LayoutError, LinearLayout
+from ..types import DType, PointerType, TileType
+from .options import PassOptions
+
+_ELEMENTWISE = (
+    ops.AddOp, ops.SubOp, ops.MulOp, ops.DivOp, ops.IDivOp, ops.RemOp, ops.AndOp, ops.OrOp, ops.XorOp,
+    ops.ShlOp, ops.ShrOp, ops.MinimumOp, ops.MaximumOp, ops.CmpOp, ops.SelectOp, ops.NegOp, ops.NotOp,
+    ops.AbsOp, ops.FmaOp, ops.ConvertOp, ops.BitcastOp, ops.PtrToIntOp, ops.IntToPtrOp, ops.AddPtrOp,
+    ops.MultipleOfOp, ops.MaxContiguousOp, *ops.MATH_OPS.values(),
+)
+
+
+def _bytes(t: DType | PointerType) -> int:
+    return 8 if isinstance(t, PointerType) else max(1, t.bits // 8)
+
+
+class _Assigner:
+    def __init__(self, func: Operation, options: PassOptions) -> None:
+        self.func = func
+        self.target = options.target
+        self.dot_layout = options.dot_layout
+        self.num_warps = func.attrs["num_warps"]
+        self.vec: dict[tuple[int, ...], int] = {}
+        self.canon: dict[tuple[tuple[int, ...], int], LinearLayout] = {}
+        axis = analyze(func)
+        for op in func.walk():
+            if isinstance(op, (ops.LoadOp, ops.StoreOp)) and op.operands[0].type.shape:
+                ptr = op.operands[0]
+                shape = ptr.type.shape
+                v = axis.vector_elements(ptr, len(shape) - 1, _bytes(ptr.type.scalar.pointee),
+                                         self.target.max_vector_bytes, op.operand("mask"))
+                self.vec[shape] = max(self.vec.get(shape, 1), v)
+
+    # -- layouts -------------------------------------------------------------------------------
+    def canonical(self, shape: tuple[int, ...], min_last: int = 1) -> LinearLayout:
+        key = (shape, min_last)
+        if key not in self.canon:
+            rank = len(shape)
+            vec = min(shape[-1], max(self.vec.get(shape, 1), min_last))
+            spt = [1] * rank
+            spt[-1] = vec
+            lanes = self.target.warp_size
+            tpw = [1] * rank
+            for d in range(rank - 1, -1, -1):
+                room = max(1, shape[d] // spt[d])
+                take = min(lanes, room) if d > 0 else lanes
+                tpw[d] = take
+                lanes //= take
+            warps = self.num_warps
+            wpc = [1] * rank
+            for d in range(rank):
+                room = max(1, shape[d] // (spt[d] * tpw[d]))
+                take = min(warps, room) if d < rank - 1 else warps
+                wpc[d] = take
+                warps //= take
+            if warps > 1:
+                wpc[0] *= warps
+            self.canon[key] = blocked(shape, spt, tpw, wpc, list(range(rank - 1, -1, -1)))
+        return self.canon[key]
+
+    # -- rewriting -------------------------------------------------------------------------------
+    def set_layout(self, v: Value, layout: LinearLayout) -> None:
+        t = v.type
+        assert isinstance(t, TileType)
+        v.type = TileType(t.shape, t.element, layout)
+
+    def require(self, op: Operation, index: int, layout: LinearLayout) -> None:
+        v = op.operands[index]
+        if v.type.layout == layout:
+            return
+        with Builder(None).before(op) as b:
+            b.loc = op.loc
+            conv = b.create(ops.ConvertLayoutOp, [v], [TileType(v.type.shape, v.type.element, layout)])
+        op.set_operand(index, conv.result)
+
+    def tile_operands(self, op: Operation) -> list[int]:
+        return [i for i, v in enumerate(op.operands) if isinstance(v.type, TileType)]
+
+    def block(self, block: Any) -> None:
+        for op in list(block.ops):
+            self.op(op)
+
+    def op(self, op: Operation) -> None:
+        results = [r for r in op.results if isinstance(r.type, TileType)]
+        if isinstance(op, ops.ForOp):
+            return self.for_loop(op)
+        if isinstance(op, ops.IfOp):
+            return self.if_op(op)
+        if isinstance(op, ops.WhileOp):
+            return self.while_loop(op)
+        if isinstance(op, ops.StoreOp):
+            ptr = op.operands[0]
+            if isinstance(ptr.type, TileType):
+                for i in self.tile_operands(op)[1:]:
+                    self.require(op, i, ptr.type.layout)
+            return
+        if not results:
+            return
+        tiles = self.tile_operands(op)
+        if isinstance(op, _ELEMENTWISE) or isinstance(op, ops.LoadOp):
+            if not tiles:  # tile from scalars only cannot happen for these ops
+                raise AssertionError(op.NAME)
+            layout = op.operands[tiles[0]].type.layout
+            for i in tiles[1:]:
+                self.require(op, i, layout)
+            self.set_layout(op.result, layout)
+        elif isinstance(op, ops.DotOp):
+            chosen = self.dot_layout(op, self.num_warps) if self.dot_layout is not None else None
+            self.set_layout(op.result, chosen or self.canonical(op.result.type.shape))
+            self.require(op, 2, op.result.type.layout)
+        elif isinstance(op, (ops.ConstantOp, ops.ArangeOp, ops.SplatOp)):
+            for r in results:
+                self.set_layout(r, self.canonical(r.type.shape))
+        elif isinstance(op, ops.ReduceOp):
+            self.set_layout(op.result, slice_layout(op.operands[0].type.layout, op.attrs["axis"]))
+        elif isinstance(op, ops.ExpandDimsOp):
+            self.set_layout(op.result, shape_ops.expand_dims(op.operands[0].type.layout, op.attrs["axis"]))
+        elif isinstance(op, ops.TransOp):
+            self.set_layout(op.result, shape_ops.permute(op.operands[0].type.layout, op.attrs["order"]))
+        elif isinstance(op, ops.ReshapeOp):
+            self.set_layout(op.result, shape_ops.reshape(op.operands[0].type.layout, op.result.type.shape))
+        elif isinstance(op, ops.JoinOp):
+            self.require(op, 1, op.operands[0].type.layout)
+            self.set_layout(op.result, shape_ops.join(op.operands[0].type.layout))
+        elif isinstance(op, ops.SplitOp):
+            try:
+                out = shape_ops.split(op.operands[0].type.layout)
+            except LayoutError:
+                self.require(op, 0, self.canonical(op.operands[0].type.shape, min_last=2))
+                out = shape_ops.split(op.operands[0].type.layout)
+            for r in op.results:
+                self.set_layout(r, out)
+        elif isinstance(op, ops.BroadcastOp):
+            res = self.canonical(op.result.type.shape)
+            self.set_layout(op.result, res)
+            src_shape = op.operands[0].type.shape
+            want = res
+            for d, n in enumerate(src_shape):
+                if n == 1 and op.result.type.shape[d] != 1:
+                    want = shape_ops.expand_dims(slice_layout(want, d), d)
+            self.require(op, 0, want)
+        elif isinstance(op, ops.ConvertLayoutOp):
+            pass
+        else:
+            raise AssertionError(f"layout assignment has no rule for '{op.NAME}'")
+
+    def _yield_to(self, term: Operation, layouts: list[LinearLayout | None]) -> None:
+        for i, lay in enumerate(layouts):
+            if lay is not None:
+                self.require(term, i, lay)
+
+    def for_loop(self, op: Operation) -> None:
+        body = op.regions[0].block
+        layouts = [v.type.layout if isinstance(v.type, TileType) else None for v in op.operands[3:]]
+        for arg, res, lay in zip(body.args[1:], op.results, layouts):
+            if lay is not None:
+                self.set_layout(arg, lay)
+                self.set_layout(res, lay)
+        self.block(body)
+        self._yield_to(body.ops[-1], layouts)
+
+    def if_op(self, op: Operation) -> None:
+        for region in op.regions:
+            self.block(region.block)
+        then_term, else_term = (r.block.ops[-1] for r in op.regions)
+        layouts = [v.type.layout if isinstance(v.type, TileType) else None for v in then_term.operands]
+        self._yield_to(else_term, layouts)
+        for res, lay in zip(op.results, layouts):
+            if lay is not None:
+                self.set_layout(res, lay)
+
+    def while_loop(self, op: Operation) -> None:
+        before, after = op.regions[0].block, op.regions[1].block
+        layouts = [v.type.layout if isinstance(v.type, TileType) else None for v in op.operands]
+        for arg, lay in zip(before.args, layouts):
+            if lay is not None:
+                self.set_layout(arg, lay)
+        self.block(before)
+        cond = before.ops[-1]
+        fwd = [v.type.layout if isinstance(v.type, TileType) else None for v in cond.operands[1:]]
+        for arg, res, lay in zip(after.args, op.results, fwd):
+            if lay is not None:
+                self.set_layout(arg, lay)
+                self.set_layout(res, lay)
+        self.block(after)
+        self._yield_to(after.ops[-1], layouts)
+
+
+def run(module: Operation, options: PassOptions) -> Operation:
+    if options.target is None:
+        raise ValueError("layout assignment needs options.target (a LayoutTarget)")
+    for func in module.funcs:  # type: ignore[attr-defined]
+        _Assigner(func, options).block(func.body)
+    return module
