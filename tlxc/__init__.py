@@ -12,7 +12,32 @@
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
+import os
+import sys
 from typing import Any
+
+
+class _SourceTreeRuntime(importlib.abc.MetaPathFinder):
+    """In a source checkout (the package imported from the repository, e.g. with
+    ``PYTHONPATH=.``) the runtime lives in the top-level ``runtime/`` folder (DESIGN.md);
+    installed, it is ``tlxc/runtime``. This finder makes ``tlxc.runtime`` resolve in both."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "tlxc.runtime":
+            return None
+        return importlib.util.spec_from_file_location(
+            name, os.path.join(self.folder, "__init__.py"), submodule_search_locations=[self.folder])
+
+
+_here = os.path.dirname(os.path.abspath(__file__))
+_runtime_src = os.path.join(os.path.dirname(_here), "runtime")
+if not os.path.isdir(os.path.join(_here, "runtime")) and os.path.isfile(os.path.join(_runtime_src, "__init__.py")):
+    sys.meta_path.append(_SourceTreeRuntime(_runtime_src))
 
 from . import language  # noqa: F401
 from .errors import CompilationError, InternalCompilerError, InterpreterError, TlxcError  # noqa: F401

@@ -67,8 +67,13 @@ def test_env_switch_runs_the_interpreter(mod: Any, monkeypatch: pytest.MonkeyPat
     mod.scale[(1,)](x, out, 10, 0, FACTOR=5, BLOCK=16)
     np.testing.assert_array_equal(out, x * 5)
     monkeypatch.setenv("TLXC_INTERPRET", "0")
-    with pytest.raises(tlxc.CompilationError, match="not part of tlxc yet"):
-        mod.scale[(1,)](x, out, 10, 0, FACTOR=5, BLOCK=16)
+    from tlxc.runtime import gpu_available
+
+    if not gpu_available():  # without a GPU the launch says so clearly
+        from tlxc.runtime import NoGPUError
+
+        with pytest.raises(NoGPUError):
+            mod.scale[(1,)](x, out, 10, 0, FACTOR=5, BLOCK=16)
 
 
 def test_aot_compile_forms(mod: Any) -> None:
@@ -78,7 +83,7 @@ def test_aot_compile_forms(mod: Any) -> None:
     assert a.asm["ir"] == b.asm["ir"] == c.asm["ir"]
     assert "arg_divisibility = [16, 16, 16, 1]" in a.asm["ir"]
     with pytest.raises(KeyError, match="not available yet"):
-        a.asm["ptx"]
+        a.asm["amdgcn"]
 
 
 def test_kernel_called_directly_is_an_error(mod: Any) -> None:

@@ -256,24 +256,59 @@ class Launcher:
             values, launch = self.kernel.bind(args, dict(kwargs), loc)
             grid = normalize_grid(self.grid, dict(values), loc)
             specs, consts = self.kernel.specialize(values, loc)
-            options = CompileOptions(arch="sm_90a", num_warps=int(launch.get("num_warps", 4)),
+            arch = "sm_90a" if self.interpret else _gpu_arch(loc)
+            options = CompileOptions(arch=arch, num_warps=int(launch.get("num_warps", 4)),
                                      num_stages=int(launch.get("num_stages", 3)),
                                      num_ctas=int(launch.get("num_ctas", 1)))
             options.check(loc)
             ck = self.kernel.get_compiled(specs, consts, options)
-            if not self.interpret:
-                raise CompilationError(
-                    "TLXC-LAUNCH-003", "launching on a GPU needs the NVIDIA code generator and runtime, which are "
-                    "not part of tlxc yet", loc, "run on the CPU with kernel.interpret[grid](...) or TLXC_INTERPRET=1")
-            from ..interpreter import run_kernel
-
             runtime = [values[p] for p in self.kernel.runtime_params]
             if grid[0] * grid[1] * grid[2] == 0:
                 return ck
+            if not self.interpret:
+                loaded = _loaded(ck)
+                loaded(grid, runtime, stream=launch.get("stream"))
+                return ck
+            from ..interpreter import run_kernel
+
             run_kernel(ck.func, grid, runtime)
             return ck
         except TlxcError as e:
             raise clean(e) from None
+
+
+def _gpu_arch(loc: Any) -> str:
+    """The target of the GPU the runtime launches on."""
+    from ..compiler import TARGETS
+    from ..runtime import device
+
+    arch = device().arch
+    if arch not in TARGETS:
+        raise CompilationError("TLXC-LAUNCH-003", f"this GPU is {arch}; tlxc generates code for "
+                               f"{', '.join(t for t in TARGETS if t.startswith('sm_'))}", loc)
+    return arch
+
+
+def _loaded(ck: Any) -> Any:
+    """The runtime kernel of a compiled variant, made once."""
+    lk = getattr(ck, "_loaded", None)
+    if lk is None:
+        from ..runtime import LoadedKernel
+
+        binary = ck.asm["cubin"] if ck.asm.get("cubin") is not None or _has(ck, "cubin") else ck.asm["ptx"]
+        lk = LoadedKernel(binary, ck.metadata["name"], [str(s) for s in ck.signature.values()],
+                          num_warps=ck.metadata["num_warps"], shared_bytes=ck.metadata["shared"],
+                          arg_names=list(ck.signature), metadata={"arch": ck.options.arch})
+        ck._loaded = lk
+    return lk
+
+
+def _has(ck: Any, key: str) -> bool:
+    try:
+        ck.asm[key]
+        return True
+    except KeyError:
+        return False
 
 
 class _InterpretIndexer:

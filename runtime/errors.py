@@ -1,0 +1,57 @@
+"""Errors of the runtime.
+
+They derive from Python's ``RuntimeError`` only: the runtime is usable without the
+compiler, so it does not import ``tlxc.errors``. Every message names what failed in the
+user's terms (the driver call, the kernel, the argument) and how to fix it.
+"""
+
+from __future__ import annotations
+
+
+class TlxcRuntimeError(RuntimeError):
+    """Base of the runtime's errors."""
+
+
+class NoGPUError(TlxcRuntimeError):
+    """No usable NVIDIA GPU: no cuda-python, no driver (libcuda), or no device.
+
+    Raised at the first launch or device allocation, never at import."""
+
+
+class CudaError(TlxcRuntimeError):
+    """A CUDA driver call failed. ``call`` is the driver function, ``result`` the
+    ``CUresult`` value and ``name`` its name (``CUDA_ERROR_INVALID_VALUE``)."""
+
+    def __init__(self, call: str, result: int, name: str, description: str = "", detail: str = "") -> None:
+        self.call = call
+        self.result = int(result)
+        self.name = name
+        self.description = description
+        self.detail = detail
+        text = f"{call} failed: {name}"
+        if description:
+            text += f" ({description})"
+        if detail:
+            text += f"\n{detail}"
+        super().__init__(text)
+
+    def __reduce__(self):  # noqa: ANN204 - pickling across processes keeps the fields
+        return (type(self), (self.call, self.result, self.name, self.description, self.detail))
+
+
+class LaunchError(TlxcRuntimeError):
+    """A launch was refused before reaching the driver: an argument that is not on the
+    GPU, has the wrong dtype for the compiled signature, is misaligned, out of range...
+    ``index`` and ``name`` identify the argument (None for launch-wide problems)."""
+
+    def __init__(self, message: str, index: int | None = None, name: str | None = None) -> None:
+        self.index = index
+        self.name = name
+        super().__init__(message)
+
+    def __reduce__(self):  # noqa: ANN204
+        return (type(self), (str(self), self.index, self.name))
+
+
+class PtxasError(TlxcRuntimeError):
+    """ptxas rejected a PTX module (the message carries its output), or no ptxas was found."""

@@ -1,0 +1,321 @@
+"""``LoadedKernel``: one compiled kernel, ready to launch.
+
+It is what compiled kernels use, and it needs nothing from the compiler: a cubin (or
+PTX), the kernel's name, its argument plan and the launch metadata (warps, dynamic
+shared memory, cluster dims) are enough, so kernels compiled ahead of time run from a
+file (``save`` / ``from_file``) or from the on-disk cache (``to_cache`` / ``from_cache``).
+
+The module is loaded at the first launch (or ``load()``), which then compiles the launch
+function of this kernel: grid and stream handling, the argument plan's statements and the
+driver call, in one generated Python function (``self.launch``) with every constant bound.
+``kernel(grid, args, stream=None)`` and ``kernel[grid](*args)`` call it; a caller that
+launches often can keep ``kernel.launch`` itself.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from . import driver
+from .args import ARG_ERRORS, ArgPlan
+from .cache import KernelCache, atomic_write
+from .errors import LaunchError
+from .ptxas import assemble, find_ptxas, ptx_target
+
+FORMAT = "tlxc.kernel/1"
+_MAX_GRID = (2**31 - 1, 65535, 65535)
+
+
+def _dims(v: Any, what: str) -> tuple[int, int, int] | None:
+    if v is None:
+        return None
+    t = (int(v),) if isinstance(v, int) else tuple(int(x) for x in v)
+    if not 1 <= len(t) <= 3 or any(x < 1 for x in t):
+        raise ValueError(f"{what} must be 1 to 3 positive integers, got {v!r}")
+    t = t + (1,) * (3 - len(t))
+    return None if t == (1, 1, 1) else t  # type: ignore[return-value]
+
+
+class LoadedKernel:
+    """A compiled kernel: ``binary`` is a cubin (bytes) or PTX (str, JIT-compiled by the
+    driver), ``name`` its entry point, ``arg_plan`` an ``ArgPlan`` or the signature to
+    make one from (``["*fp32:16", "*fp32:16", "i32"]``); the block has ``num_warps * 32``
+    threads and ``shared_bytes`` of dynamic shared memory; ``cluster_dims`` launches
+    thread-block clusters (``cuLaunchKernelEx``). ``metadata`` is kept and saved with the
+    kernel (constants, arch, tlxc version...); ``metadata["constants"]`` is what a grid
+    callable sees beside the arguments."""
+
+    def __init__(self, binary: bytes | str, name: str, arg_plan: ArgPlan | Sequence[Any] | str,
+                 num_warps: int = 4, shared_bytes: int = 0, cluster_dims: Any = None, *,
+                 arg_names: Sequence[str] | None = None, cooperative: bool = False,
+                 metadata: dict[str, Any] | None = None) -> None:
+        if not isinstance(binary, (bytes, bytearray, str)):
+            raise TypeError(f"binary must be cubin bytes or PTX text, got {type(binary).__name__}")
+        self.binary = binary if isinstance(binary, str) else bytes(binary)
+        self.name = name
+        self.plan = arg_plan if isinstance(arg_plan, ArgPlan) else ArgPlan(arg_plan, arg_names)
+        if not 1 <= int(num_warps) <= 32:
+            raise ValueError(f"num_warps must be 1 to 32, got {num_warps}")
+        self.num_warps = int(num_warps)
+        self.shared_bytes = int(shared_bytes)
+        self.cluster_dims = _dims(cluster_dims, "cluster_dims")
+        self.cooperative = bool(cooperative)
+        self.metadata = dict(metadata or {})
+        self.module: Any = None
+        self.function: Any = None
+        self.device: driver.Device | None = None
+        self._lock = threading.Lock()
+        self._retrying = threading.local()
+        self._streams: dict[Any, Any] = {}
+        self.launch: Callable[..., None] = self._first_launch
+
+    def __repr__(self) -> str:
+        state = "loaded" if self.function is not None else "not loaded"
+        return f"<LoadedKernel {self.name}({', '.join(self.plan.signature)}) {self.num_warps} warps, {state}>"
+
+    @property
+    def binary_kind(self) -> str:
+        return "ptx" if isinstance(self.binary, str) else "cubin"
+
+    @property
+    def block(self) -> tuple[int, int, int]:
+        return (self.num_warps * 32, 1, 1)
+
+    # -- launching ----------------------------------------------------------------------------------
+    def __call__(self, grid: Any, args: Sequence[Any], stream: Any = None) -> None:
+        """Launch on ``grid`` (1 to 3 ints, or a callable of the arguments by name) with
+        ``args`` on ``stream`` (None: PyTorch's current stream if PyTorch uses CUDA, else
+        the default stream)."""
+        self.launch(grid, args, stream)
+
+    def __getitem__(self, grid: Any) -> Callable[..., None]:
+        launch = self.launch if self.function is not None else self
+
+        def run(*args: Any, stream: Any = None) -> None:
+            launch(grid, args, stream)
+
+        return run
+
+    def _first_launch(self, grid: Any, args: Sequence[Any], stream: Any = None) -> None:
+        with self._lock:
+            if self.function is None:
+                self.load()
+        self.launch(grid, args, stream)
+
+    def load(self) -> "LoadedKernel":
+        """Load the module on the GPU (``NoGPUError`` without one) and build the launch
+        function; done by the first launch if not called before."""
+        if self.function is not None:
+            return self
+        dev = driver.device()
+        module = driver.load_module(self.binary)
+        try:
+            func = driver.get_function(module, self.name)
+            if self.shared_bytes:
+                driver.set_dynamic_shared(func, self.shared_bytes, self.name)
+        except BaseException:
+            driver.unload_module(module)
+            raise
+        self.module, self.function, self.device = module, func, dev
+        self.launch = self._compile_launch(dev)
+        return self
+
+    def unload(self) -> None:
+        if self.module is not None:
+            driver.unload_module(self.module)
+        self.module = self.function = None
+        self.launch = self._first_launch
+
+    def attribute(self, name: str) -> int:
+        """``CU_FUNC_ATTRIBUTE_<name>`` of the loaded function: ``NUM_REGS``,
+        ``LOCAL_SIZE_BYTES`` (spills), ``SHARED_SIZE_BYTES`` (static), ``MAX_THREADS_PER_BLOCK``."""
+        self.load()
+        return driver.function_attribute(self.function, name)
+
+    def _compile_launch(self, dev: driver.Device) -> Callable[..., None]:
+        ns: dict[str, Any] = {
+            "_ARG_ERRORS": ARG_ERRORS, "_grid": self._grid, "_default_stream": driver.default_stream,
+            "_modules": sys.modules,
+            "_streams": {0: driver.stream_object(0)}, "_stream_object": self._stream_object, "_fail": self._fail,
+            "_diagnose": self._diagnose,
+        }
+        self._streams = ns["_streams"]
+        arg_lines, values = self.plan.emit(ns, dev.ordinal, single_device=dev.device_count == 1)
+        call, make_config = driver.launch_code(self.function, self.block, self.shared_bytes, self.cluster_dims,
+                                               self.cooperative, ns)
+        if values or make_config is not None:
+            # A pool of argument buffers (and launch configs): a thread takes one (list.pop is
+            # atomic), packs, launches and gives it back; a thread launching meanwhile gets a
+            # fresh one. Cheaper than a lock, which would also serialize the driver calls.
+            def new_slot() -> tuple[Any, int, Any]:
+                buf, kp = self.plan.new_slot()
+                return buf, kp, make_config() if make_config is not None else None
+
+            pool = [new_slot()]
+            ns.update(_pop=pool.pop, _push=pool.append, _new_slot=new_slot)
+            launch = ["try:", "    slot = _pop()", "except IndexError:", "    slot = _new_slot()", "try:"]
+            if values:
+                launch.append(f"    _pack_into(slot[0], 0, {', '.join(values)})")
+            launch.append("    kp = slot[1]")
+            if make_config is not None:
+                launch.append("    cfg = slot[2]")
+            launch += ["    " + ln for ln in call] + ["finally:", "    _push(slot)"]
+        else:
+            launch = ["kp = 0"] + call
+        src = ["def launch(grid, args, stream=None):"]
+        if self.cluster_dims is None:
+            # the usual grids, 1- and 3-tuples, are not checked here: a bad one fails in the
+            # driver call, and _fail / _diagnose then explain it
+            src += ["    if type(grid) is tuple and len(grid) == 1:", "        gx = grid[0]", "        gy = gz = 1",
+                    "    elif type(grid) is tuple and len(grid) == 3:", "        gx, gy, gz = grid",
+                    "    else:", "        g = _grid(grid, args)", "        if g is None:", "            return",
+                    "        gx, gy, gz = g"]
+        else:  # cluster launches always check that the grid holds whole clusters
+            src += ["    g = _grid(grid, args)", "    if g is None:", "        return", "    gx, gy, gz = g"]
+        src += ["    if stream is None:",  # PyTorch's current stream once it is imported, else the default
+                "        stream = _default_stream() if 'torch' in _modules else 0",
+                "    try:", "        st = _streams[stream]", "    except (KeyError, TypeError):",
+                "        st = _stream_object(stream)",
+                "    try:"]
+        src += ["        " + ln for ln in arg_lines + launch]
+        src += ["    except _ARG_ERRORS:", "        _diagnose(grid, args)", "        raise",
+                "    if r:", "        _fail(r, gx, gy, gz, grid, args, stream)"]
+        self.launch_source = "\n".join(src) + "\n"
+        exec(compile(self.launch_source, f"<tlxc launcher {self.name}>", "exec"), ns)
+        return ns["launch"]
+
+    def _stream_object(self, stream: Any) -> Any:
+        obj = driver.stream_object(driver.stream_handle(stream))
+        if type(stream) is int and len(self._streams) < 64:
+            self._streams[stream] = obj
+        return obj
+
+    def _diagnose(self, grid: Any, args: Sequence[Any]) -> None:
+        """Raise the LaunchError that explains a failed launch, if the grid or an argument is to blame."""
+        self._grid(grid, args)
+        self.plan.diagnose(args, self.device.ordinal if self.device else 0)
+
+    def _grid(self, grid: Any, args: Sequence[Any]) -> tuple[int, int, int] | None:
+        """The slow path of grid handling: any form, checked; None for an empty grid."""
+        if callable(grid):
+            meta = dict(self.metadata.get("constants", {}))
+            meta.update(zip(self.plan.names, args))
+            grid = grid(meta)
+        if not isinstance(grid, (tuple, list)):
+            grid = (grid,)
+        if not 1 <= len(grid) <= 3:
+            raise LaunchError(f"the grid must be 1 to 3 integers, got {grid!r}")
+        dims = []
+        for i, g in enumerate(grid):
+            try:
+                dims.append(operator.index(g))
+            except TypeError:
+                raise LaunchError(f"grid dimension {g!r} is not an integer") from None
+            if dims[-1] < 0 or dims[-1] > _MAX_GRID[i]:
+                raise LaunchError(f"grid dimension {i} is {dims[-1]}; it must be from 0 to {_MAX_GRID[i]}")
+        dims += [1] * (3 - len(dims))
+        if 0 in dims:
+            return None  # nothing to run, as in Triton
+        if self.cluster_dims is not None:
+            for i, (g, c) in enumerate(zip(dims, self.cluster_dims)):
+                if g % c:
+                    raise LaunchError(f"grid {tuple(dims)} is not a multiple of the cluster dims {self.cluster_dims} "
+                                      f"(dimension {i}); the grid counts blocks, so it must hold whole clusters")
+        return dims[0], dims[1], dims[2]
+
+    def _fail(self, r: int, gx: int, gy: int, gz: int, grid: Any, args: Sequence[Any], stream: Any) -> None:
+        """A launch returned ``r``: explain it, or recover (an empty grid, a thread without
+        the runtime's context)."""
+        r = int(r)
+        if r == driver.CUDA_ERROR_INVALID_VALUE and self._grid(grid, args) is None:
+            return  # an empty grid reached the driver through the fast path: nothing to run
+        if r == driver.CUDA_ERROR_INVALID_CONTEXT and not getattr(self._retrying, "on", False):
+            driver.make_current()  # a thread that has not used the runtime before has no current context
+            self._retrying.on = True
+            try:
+                self.launch(grid, args, stream)
+                return
+            finally:
+                self._retrying.on = False
+        s = driver.stream_handle(stream)
+        what = (f"launching kernel '{self.name}' with grid ({gx}, {gy}, {gz}), block {self.block}, "
+                f"{self.shared_bytes} bytes of dynamic shared memory"
+                + (f", cluster {self.cluster_dims}" if self.cluster_dims else "") + f", on stream 0x{s:x}")
+        name, _ = driver.error_name(r)
+        if name == "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES":
+            regs = driver.function_attribute(self.function, "NUM_REGS")
+            what += (f"; the kernel uses {regs} registers per thread, too many for {self.block[0]} threads: "
+                     "launch it with fewer warps or compile it with a register limit (maxnreg)")
+        call = "cuLaunchKernelEx" if (self.cluster_dims or self.cooperative) else "cuLaunchKernel"
+        raise driver.cuda_error(call, r, what)
+
+    # -- files and the cache ------------------------------------------------------------------------
+    def to_metadata(self) -> dict[str, Any]:
+        return {"format": FORMAT, "name": self.name, "signature": self.plan.signature,
+                "arg_names": list(self.plan.names),
+                "num_warps": self.num_warps, "shared_bytes": self.shared_bytes,
+                "cluster_dims": list(self.cluster_dims) if self.cluster_dims else None,
+                "cooperative": self.cooperative, "binary": self.binary_kind, "metadata": self.metadata}
+
+    @classmethod
+    def from_metadata(cls, meta: dict[str, Any], binary: bytes | str) -> "LoadedKernel":
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"not a tlxc kernel description (format {meta.get('format')!r}, expected {FORMAT!r})")
+        return cls(binary, meta["name"], meta["signature"], meta["num_warps"], meta["shared_bytes"],
+                   meta.get("cluster_dims"), arg_names=meta.get("arg_names"),
+                   cooperative=meta.get("cooperative", False), metadata=meta.get("metadata"))
+
+    def save(self, path: str | Path) -> Path:
+        """Write ``<path>.json`` and ``<path>.cubin`` (or ``.ptx``) beside it; returns the
+        JSON's path (what ``from_file`` takes)."""
+        p = Path(path)
+        if p.suffix == ".json":
+            p = p.with_suffix("")
+        p.parent.mkdir(parents=True, exist_ok=True)
+        bin_path = p.parent / (p.name + "." + self.binary_kind)
+        data = self.binary.encode() if isinstance(self.binary, str) else self.binary
+        atomic_write(bin_path, data)
+        meta = self.to_metadata()
+        meta["binary_file"] = bin_path.name
+        json_path = p.parent / (p.name + ".json")
+        atomic_write(json_path, json.dumps(meta, indent=1).encode())
+        return json_path
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "LoadedKernel":
+        p = Path(path)
+        if p.suffix != ".json":
+            p = p.parent / (p.name + ".json")
+        meta = json.loads(p.read_text())
+        data = (p.parent / meta["binary_file"]).read_bytes()
+        return cls.from_metadata(meta, data.decode() if meta.get("binary") == "ptx" else data)
+
+    def to_cache(self, cache: KernelCache, key: str) -> None:
+        data = self.binary.encode() if isinstance(self.binary, str) else self.binary
+        cache.put(key, self.to_metadata(), {"kernel." + self.binary_kind: data})
+
+    @classmethod
+    def from_cache(cls, cache: KernelCache, key: str) -> "LoadedKernel | None":
+        entry = cache.get(key)
+        if entry is None or entry.metadata.get("format") != FORMAT:
+            return None
+        kind = entry.metadata.get("binary")
+        data = entry.blobs.get(f"kernel.{kind}")
+        if data is None:
+            return None
+        return cls.from_metadata(entry.metadata, data.decode() if kind == "ptx" else data)
+
+    @classmethod
+    def from_ptx(cls, ptx: str, name: str, arg_plan: ArgPlan | Sequence[Any] | str, *args: Any,
+                 use_ptxas: bool | None = None, arch: str | None = None, **kwargs: Any) -> "LoadedKernel":
+        """A kernel from PTX text: assembled by ptxas when one is found (or ``use_ptxas``
+        is True), else handed to the driver's JIT compiler at load."""
+        if use_ptxas is None:
+            use_ptxas = find_ptxas() is not None
+        binary: bytes | str = assemble(ptx, arch or ptx_target(ptx)) if use_ptxas else ptx
+        return cls(binary, name, arg_plan, *args, **kwargs)

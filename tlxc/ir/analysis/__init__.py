@@ -1,0 +1,8 @@
+"""Analyses of the tile IR: they read a function and report facts about its values; they
+never rewrite IR (that is what ``tlxc.ir.passes`` does).
+
+``axis_info`` -- per-dimension contiguity, divisibility and constancy of integer and
+pointer values, which the code generators use to vectorize global memory accesses.
+"""
+
+from .axis_info import MAX_DIVISIBILITY, AxisInfo, AxisInfoMap, analyze  # noqa: F401

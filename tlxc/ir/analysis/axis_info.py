@@ -1,0 +1,756 @@
+"""Axis info: what a kernel's integer and pointer values look like along each dimension.
+
+The code generators turn a ``load``/``store`` of a tile of pointers into vector memory
+instructions when a thread's consecutive elements are consecutive addresses, suitably
+aligned and equally masked. This analysis proves that (Triton calls it AxisInfo). It
+reads a ``func`` and never rewrites it.
+
+**What is computed.** For a value of shape ``S`` (a scalar counts as shape ``(1,)``) and a
+dimension ``d``, cut the indices along ``d`` into aligned chunks ``[j*m, (j+1)*m)``; the
+other indices stay fixed. Then, per dimension:
+
+* ``contiguity`` ``c``: in every chunk of size ``c`` the values step by one -- by one
+  integer, or for pointers by one pointee (``itemsize`` bytes);
+* ``constancy`` ``k``: in every chunk of size ``k`` the values are equal;
+* ``divisibility`` ``D``: the first element of every chunk of size ``c`` (a *run start*)
+  is a multiple of ``D``; for pointers ``D`` is the address alignment in **bytes**. With
+  ``c = 1`` every element is a run start.
+
+All three are powers of two; ``c`` and ``k`` divide the dimension, ``D`` is at most
+``MAX_DIVISIBILITY`` (what ``0`` gets). ``constant`` (the value, when every element is
+the same known integer) and ``non_negative`` are tracked beside them because several rules
+need them. "Nothing known" is ``c = D = k = 1``.
+
+**Worked example** (``examples/vector_add.py`` with ``*fp32:16`` pointers, BLOCK=1024)::
+
+    %2 = mul %pid, %c1024            D=1024                (1 * 1024)
+    %3 = arange 0..1024              c=1024 D=2**30 k=1    (starts at 0)
+    %5 = add (splat %2), %3          c=1024 D=1024         (constant run + contiguous run)
+    %9 = addptr (splat %x_ptr), %5   c=1024 D=16 bytes     (min(16, 1024 * 4))
+    %7 = cmp lt %5, (splat %n)       k=1 (n unknown), k=16 with n:16
+
+so a thread may load ``min(1024, 16 / 4, 16 / 4) = 4`` floats with one instruction
+(``AxisInfoMap.vector_elements``), if the mask allows it: with ``n:16`` its constancy is 16.
+
+**Assumptions.** (1) Index arithmetic does not wrap around: contiguity and
+non-negativity are kept through ``add``/``mul``/``shl``/``convert`` as if integers were
+unbounded (Triton assumes the same; divisibility needs no such assumption, as wrapping
+keeps the low bits). (2) A pointer argument is aligned to its pointee's size (what a
+typed access needs anyway), and to more if the signature promises it. (3) A loop or
+branch result is the meet of everything that can flow into it; loops are iterated to a
+fixed point. Everything else is proved from the op semantics in ``tlxc/ir/ops``; each rule
+says what it relies on. Loads, floats, dots and unknown ops give "nothing known".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from ..core import Block, Operation, Value
+from ..passes import evaluate as ev
+from ..types import DType, Kind, PointerType, Type
+
+__all__ = ["MAX_DIVISIBILITY", "AxisInfo", "AxisInfoMap", "analyze", "meet", "pow2_divisor"]
+
+MAX_DIVISIBILITY = 1 << 30
+# Carried infos only ever decrease, so loops settle; this bounds pathological nests.
+_LOOP_LIMIT = 64
+
+
+def pow2_divisor(n: int) -> int:
+    """The largest power of two dividing ``n``, at most ``MAX_DIVISIBILITY`` (``0`` gets it)."""
+    return MAX_DIVISIBILITY if n == 0 else min(n & -n, MAX_DIVISIBILITY)
+
+
+def _cap(n: int) -> int:
+    return min(max(n, 1), MAX_DIVISIBILITY)
+
+
+def _is_pow2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+@dataclass(frozen=True)
+class AxisInfo:
+    """Per-dimension facts about one value (see the module docstring for their meaning)."""
+
+    contiguity: tuple[int, ...]
+    divisibility: tuple[int, ...]
+    constancy: tuple[int, ...]
+    constant: int | None = None
+    non_negative: bool = False
+
+    @property
+    def rank(self) -> int:
+        return len(self.contiguity)
+
+    @staticmethod
+    def unknown(rank: int = 1) -> "AxisInfo":
+        """Nothing known: contiguity, divisibility and constancy 1 along every dimension."""
+        ones = (1,) * rank
+        return AxisInfo(ones, ones, ones)
+
+    def __str__(self) -> str:
+        def dims(t: tuple[int, ...]) -> str:
+            return "[" + ", ".join(str(x) for x in t) + "]"
+
+        text = (f"contiguity={dims(self.contiguity)} divisibility={dims(self.divisibility)} "
+                f"constancy={dims(self.constancy)}")
+        if self.constant is not None:
+            text += f" constant={self.constant}"
+        return text + (" non_negative" if self.non_negative else "")
+
+
+# -- types ------------------------------------------------------------------------------
+def _tracked(t: Type) -> bool:
+    e = t.scalar
+    return isinstance(e, PointerType) or (isinstance(e, DType) and e.kind != Kind.FLOAT)
+
+
+def _is_int(t: Type) -> bool:
+    e = t.scalar
+    return isinstance(e, DType) and e.kind != Kind.FLOAT
+
+
+def _dims(t: Type) -> tuple[int, ...]:
+    return t.shape or (1,)
+
+
+def _unit(t: Type) -> int:
+    """Bytes per step of a contiguous run: the pointee size for pointers, else 1."""
+    e = t.scalar
+    return e.pointee.itemsize if isinstance(e, PointerType) else 1
+
+
+def _unsigned(t: Type) -> bool:
+    e = t.scalar
+    return isinstance(e, DType) and e.kind in (Kind.UINT, Kind.BOOL)
+
+
+# -- the lattice ------------------------------------------------------------------------
+def _div_at(x: AxisInfo, d: int, step: int, unit: int = 1) -> int:
+    """Divisibility of the elements whose index along ``d`` is a multiple of ``step``.
+
+    When ``step`` is a multiple of the contiguity those are run starts (``D``). Otherwise
+    some lie ``j * step`` elements inside a run, i.e. ``j * step * unit`` past a multiple
+    of ``D``, so only ``min(D, step * unit)`` divides them all. Every rule that makes runs
+    shorter than an operand's goes through here (Triton's add can miss this: [0,1,2,3] +
+    [0,0,4,4] has runs of 2 starting at 0 and 6, divisible by 2, not 4)."""
+    if step >= x.contiguity[d]:
+        return x.divisibility[d]
+    return min(x.divisibility[d], step * unit)
+
+
+def _div_all(x: AxisInfo, d: int, unit: int = 1) -> int:
+    """Divisibility of every element (proved along dimension ``d``)."""
+    return _div_at(x, d, 1, unit)
+
+
+def _div_every(x: AxisInfo, unit: int = 1) -> int:
+    """Divisibility of every element: each dimension's bound holds for all of them."""
+    return max(_div_all(x, d, unit) for d in range(x.rank))
+
+
+def meet(a: AxisInfo, b: AxisInfo, unit: int = 1) -> AxisInfo:
+    """What holds for a value that is either ``a`` or ``b`` (``unit``: see ``_unit``)."""
+    c = tuple(min(p, q) for p, q in zip(a.contiguity, b.contiguity))
+    div = tuple(min(_div_at(a, d, c[d], unit), _div_at(b, d, c[d], unit)) for d in range(a.rank))
+    k = tuple(min(p, q) for p, q in zip(a.constancy, b.constancy))
+    same = a.constant if a.constant == b.constant else None
+    return AxisInfo(c, div, k, same, a.non_negative and b.non_negative)
+
+
+def _constant(value: int, t: Type) -> AxisInfo:
+    dims = _dims(t)
+    return AxisInfo((1,) * len(dims), (pow2_divisor(value),) * len(dims), dims, value, value >= 0)
+
+
+def _scalar(div: int, non_negative: bool = False) -> AxisInfo:
+    return AxisInfo((1,), (div,), (1,), None, non_negative)
+
+
+def _fit(info: AxisInfo, t: Type) -> AxisInfo:
+    """Clamp to the shape: runs and chunks never exceed (and always divide) a dimension."""
+    dims = _dims(t)
+    assert info.rank == len(dims), f"axis info of rank {info.rank} for {t}"
+    lim = [n & -n for n in dims]
+    return AxisInfo(
+        tuple(max(1, min(c, m)) for c, m in zip(info.contiguity, lim)),
+        tuple(_cap(x) for x in info.divisibility),
+        tuple(max(1, min(k, m)) for k, m in zip(info.constancy, lim)),
+        info.constant,
+        info.non_negative or _unsigned(t) or (info.constant is not None and info.constant >= 0),
+    )
+
+
+# -- arithmetic rules -------------------------------------------------------------------
+def _fold(name: str, a: AxisInfo, b: AxisInfo, t: Type) -> AxisInfo | None:
+    if a.constant is None or b.constant is None:
+        return None
+    v = ev.eval_int_binary(name, a.constant, b.constant, t.scalar)
+    return None if v is None else _constant(v, t)
+
+
+def _sum(a: AxisInfo, b: AxisInfo, *, subtract: bool = False, unit: int = 1, scale: int = 1) -> AxisInfo:
+    """``a + b`` (``a - b``); for ``addptr`` ``a`` is the pointer and ``b`` the offset in
+    elements, ``scale`` bytes each.
+
+    A run of ``a`` plus a constant chunk of ``b`` is a run (and the other way round for
+    ``+``, not for ``-``, which counts down); two runs minus each other are constant.
+    Run starts are sums of elements whose divisibility ``_div_at`` gives."""
+    c, div, k = [], [], []
+    for d in range(a.rank):
+        cd = min(a.contiguity[d], b.constancy[d])
+        kd = min(a.constancy[d], b.constancy[d])
+        if subtract:
+            kd = max(kd, min(a.contiguity[d], b.contiguity[d]))
+        else:
+            cd = max(cd, min(a.constancy[d], b.contiguity[d]))
+        c.append(cd)
+        k.append(kd)
+        div.append(min(_div_at(a, d, cd, unit), _cap(_div_at(b, d, cd) * scale)))
+    nn = not subtract and a.non_negative and b.non_negative  # pointers are never marked
+    return AxisInfo(tuple(c), tuple(div), tuple(k), None, nn)
+
+
+def _mul(a: AxisInfo, b: AxisInfo, t: Type) -> AxisInfo:
+    """Products are never runs (unless one factor is 1): the divisibilities of the
+    elements multiply."""
+    if a.constant == 1 or b.constant == 1:
+        return b if a.constant == 1 else a
+    if a.constant == 0 or b.constant == 0:
+        return _constant(0, t)
+    r = range(a.rank)
+    return AxisInfo(
+        (1,) * a.rank,
+        tuple(_cap(_div_all(a, d) * _div_all(b, d)) for d in r),
+        tuple(min(a.constancy[d], b.constancy[d]) for d in r),
+        None,
+        a.non_negative and b.non_negative,
+    )
+
+
+def _aligned_chunk(a: AxisInfo, b: AxisInfo, d: int) -> int:
+    """Size ``g`` of the chunks along ``d`` that start at a multiple of ``g`` inside a run
+    of ``a`` while ``b`` is one multiple of ``g`` over the chunk. Such a chunk
+    ``t, t+1, ..., t+g-1`` does not cross a multiple of ``b`` (``b`` and ``t`` are
+    multiples of ``g``), which makes ``a // b``, ``a < b``... constant and ``a % b`` a run."""
+    return min(a.contiguity[d], a.divisibility[d], _div_all(b, d), b.constancy[d])
+
+
+def _idiv(a: AxisInfo, b: AxisInfo, t: Type) -> AxisInfo:
+    """Truncating division. Constant chunks of ``a // b`` need ``a >= 0`` (truncation
+    rounds -7 // 8 and -8 // 8 differently); dividing by ``+-2**p`` is exact on a multiple
+    of ``2**p``, so divisibility shrinks by ``2**p``."""
+    if b.constant == 1:
+        return a
+    div, k = [], []
+    p = abs(b.constant) if b.constant is not None else 0
+    for d in range(a.rank):
+        kd = min(a.constancy[d], b.constancy[d])
+        if a.non_negative:
+            kd = max(kd, _aligned_chunk(a, b, d))
+        k.append(kd)
+        div.append(max(1, _div_all(a, d) // p) if _is_pow2(p) else 1)
+    return AxisInfo((1,) * a.rank, tuple(div), tuple(k), None, a.non_negative and b.non_negative)
+
+
+def _rem(a: AxisInfo, b: AxisInfo, t: Type) -> AxisInfo:
+    """Remainder with the dividend's sign. ``a % b`` is a run where ``_aligned_chunk``
+    allows and ``a >= 0`` (``-8 % 8, -7 % 8`` is ``0, -7``); a run start ``r = t - q*b`` is
+    a multiple of what divides both ``t`` and ``b``, and ``0`` when ``b = +-2**p`` divides
+    ``t``."""
+    if b.constant in (1, -1):
+        return _constant(0, t)
+    c, div, k = [], [], []
+    p = abs(b.constant) if b.constant is not None else 0
+    for d in range(a.rank):
+        cd = _aligned_chunk(a, b, d) if a.non_negative else 1
+        da = _div_at(a, d, cd)
+        c.append(cd)
+        k.append(min(a.constancy[d], b.constancy[d]))
+        div.append(MAX_DIVISIBILITY if _is_pow2(p) and da >= p else min(da, _div_at(b, d, cd)))
+    return AxisInfo(tuple(c), tuple(div), tuple(k), None, a.non_negative)
+
+
+def _and(a: AxisInfo, b: AxisInfo, t: Type) -> AxisInfo:
+    """Bitwise and. With a constant low mask ``2**p - 1`` it is the floored ``a mod
+    2**p`` (two's complement, so no sign condition); with a high mask ``-2**p`` it rounds
+    down to a multiple of ``2**p``. Otherwise: zeros at the bottom of either operand stay."""
+    if a.constant is not None and b.constant is None:
+        a, b = b, a
+    if b.constant is not None:
+        bits = t.scalar.bits
+        full = (1 << bits) - 1
+        pattern = b.constant & full
+        if pattern == full:
+            return a
+        if pattern == 0:
+            return _constant(0, t)
+        low = pattern + 1
+        high = (~pattern & full) + 1
+        if _is_pow2(low) or _is_pow2(high):
+            c, div, k = [], [], []
+            for d in range(a.rank):
+                if _is_pow2(low):
+                    cd = min(a.contiguity[d], a.divisibility[d], low)
+                    da = _div_at(a, d, cd)
+                    c.append(cd)
+                    k.append(a.constancy[d])
+                    div.append(MAX_DIVISIBILITY if da >= low else da)
+                else:
+                    c.append(1)
+                    k.append(max(a.constancy[d], min(a.contiguity[d], a.divisibility[d], high)))
+                    div.append(max(high, _div_all(a, d)))
+            nn = _is_pow2(low) or a.non_negative
+            return AxisInfo(tuple(c), tuple(div), tuple(k), None, nn)
+    r = range(a.rank)
+    return AxisInfo((1,) * a.rank, tuple(max(_div_all(a, d), _div_all(b, d)) for d in r),
+                    tuple(min(a.constancy[d], b.constancy[d]) for d in r), None,
+                    a.non_negative or b.non_negative)
+
+
+def _or_xor(a: AxisInfo, b: AxisInfo) -> AxisInfo:
+    """``|`` and ``^`` keep the zeros at the bottom of both operands, and ``x | 0``,
+    ``x ^ 0`` are ``x``."""
+    if a.constant == 0 or b.constant == 0:
+        return b if a.constant == 0 else a
+    r = range(a.rank)
+    return AxisInfo((1,) * a.rank, tuple(min(_div_all(a, d), _div_all(b, d)) for d in r),
+                    tuple(min(a.constancy[d], b.constancy[d]) for d in r), None,
+                    a.non_negative and b.non_negative)
+
+
+def _shift(left: bool, a: AxisInfo, b: AxisInfo, t: Type) -> AxisInfo:
+    """``a << s`` is ``a * 2**s``. ``a >> s`` is ``floor(a / 2**s)`` (arithmetic on signed
+    types, logical on unsigned non-negative ones), constant on the chunks of
+    ``_aligned_chunk`` with no sign condition, and exact on multiples of ``2**s``. A shift
+    by an unknown amount keeps only constancy (and the low zeros, to the left)."""
+    s = b.constant if b.constant is not None and 0 <= b.constant < t.scalar.bits else None
+    if s == 0:
+        return a
+    div, k = [], []
+    for d in range(a.rank):
+        kd = min(a.constancy[d], b.constancy[d])
+        if left:
+            div.append(_div_all(a, d) if s is None else _cap(_div_all(a, d) << s))
+        else:
+            if s is not None:
+                kd = max(kd, min(a.contiguity[d], a.divisibility[d], 1 << s))
+            div.append(1 if s is None else max(1, _div_all(a, d) >> s))
+        k.append(kd)
+    nn = a.non_negative and (s is not None or not left)
+    return AxisInfo((1,) * a.rank, tuple(div), tuple(k), None, nn)
+
+
+def _choose(a: AxisInfo, b: AxisInfo, unit: int, cond: Sequence[int] | None = None) -> AxisInfo:
+    """An element of ``a`` or of ``b`` (``minimum``, ``maximum``; ``select`` with the
+    condition's constancy ``cond``). Within a chunk where both operands are runs (or both
+    constant) and the choice cannot change, the result is a run (constant). For
+    ``select`` the condition is constant there; for min/max two runs differ by a constant
+    there, so one side wins throughout."""
+    r = range(a.rank)
+    limit = tuple(cond) if cond is not None else (MAX_DIVISIBILITY,) * a.rank
+    c = tuple(min(a.contiguity[d], b.contiguity[d], limit[d]) for d in r)
+    k = tuple(min(a.constancy[d], b.constancy[d], limit[d]) for d in r)
+    div = tuple(min(_div_at(a, d, c[d], unit), _div_at(b, d, c[d], unit)) for d in r)
+    same = a.constant if a.constant == b.constant else None
+    return AxisInfo(c, div, k, same, a.non_negative and b.non_negative)
+
+
+def _cmp(a: AxisInfo, b: AxisInfo, predicate: str, t: Type, result: Type) -> AxisInfo:
+    """An i1 tile: only constancy matters. Besides chunks where both sides are constant,
+    ``run < constant`` and ``run >= constant`` are constant on ``_aligned_chunk``'s chunks
+    (``t < B`` iff ``t + g - 1 < B`` for multiples ``t``, ``B`` of ``g``), as are
+    ``constant > run`` and ``constant <= run``; ``==``, ``<=``, ``>`` against a run are not
+    (``4 <= 4`` but not ``5 <= 4``)."""
+    if a.constant is not None and b.constant is not None and _is_int(t):
+        v = ev.eval_cmp(predicate, a.constant, b.constant, t.scalar)
+        if v is not None:
+            return _constant(v, result)
+    k = []
+    for d in range(a.rank):
+        kd = min(a.constancy[d], b.constancy[d])
+        if _is_int(t) and predicate in ("lt", "ge"):
+            kd = max(kd, _aligned_chunk(a, b, d))
+        elif _is_int(t) and predicate in ("gt", "le"):
+            kd = max(kd, _aligned_chunk(b, a, d))
+        k.append(kd)
+    return AxisInfo((1,) * a.rank, (1,) * a.rank, tuple(k), None, True)
+
+
+def _cast(x: AxisInfo, src: Type, dst: Type) -> AxisInfo:
+    """``convert`` between integers, ``bitcast``, ``ptrtoint``, ``inttoptr``.
+
+    Integer conversions keep the low bits, hence divisibility; constancy always survives;
+    contiguity survives by the no-wrap assumption. A result counts in different units when
+    pointers are involved: a run of ``ptr<f32>`` is a run of addresses only if the new
+    unit is the same, else its steps are ``_div_at``'s."""
+    s, t = src.scalar, dst.scalar
+    if (isinstance(s, DType) and s.kind == Kind.FLOAT) or not _tracked(dst):
+        return AxisInfo.unknown(x.rank)
+    if isinstance(t, DType) and t.kind == Kind.BOOL:  # ``x != 0``
+        const = None if x.constant is None else int(x.constant != 0)
+        return AxisInfo((1,) * x.rank, (1,) * x.rank, x.constancy, const, True)
+    unit_src = _unit(src) if isinstance(s, PointerType) else 1
+    unit_dst = _unit(dst) if isinstance(t, PointerType) else 1
+    if unit_src == unit_dst:
+        c = x.contiguity
+    else:
+        c = (1,) * x.rank
+    div = tuple(_div_at(x, d, c[d], unit_src) for d in range(x.rank))
+    const, nn = None, False
+    if isinstance(s, DType) and isinstance(t, DType):
+        if x.constant is not None:
+            const = ev.eval_convert(x.constant, s, t)
+        widens = t.bits > s.bits or (t.bits == s.bits and not (_unsigned(src) and not _unsigned(dst)))
+        nn = x.non_negative and widens
+    return AxisInfo(c, div, x.constancy, const, nn)
+
+
+# -- shape rules ------------------------------------------------------------------------
+def _per_element(x: AxisInfo, dims: tuple[int, ...], unit: int) -> AxisInfo:
+    """What holds for a value made of ``x``'s elements in any arrangement."""
+    if x.constant is not None:
+        return AxisInfo((1,) * len(dims), (pow2_divisor(x.constant),) * len(dims), dims, x.constant,
+                        x.non_negative)
+    ones = (1,) * len(dims)
+    return AxisInfo(ones, (_div_every(x, unit),) * len(dims), ones, None, x.non_negative)
+
+
+def _expand_dims(x: AxisInfo, src: Type, axis: int, unit: int) -> AxisInfo:
+    """A new dimension of size 1: every element is a run start along it."""
+    if not src.shape:
+        return AxisInfo((1,), x.divisibility, (1,), x.constant, x.non_negative)
+    every = _div_every(x, unit)
+    c, div, k = list(x.contiguity), list(x.divisibility), list(x.constancy)
+    c.insert(axis, 1)
+    div.insert(axis, every)
+    k.insert(axis, 1)
+    return AxisInfo(tuple(c), tuple(div), tuple(k), x.constant, x.non_negative)
+
+
+def _reshape(x: AxisInfo, src: Type, dst: Type, can_reorder: bool, unit: int) -> AxisInfo:
+    """Row-major reshape. Dimensions of size 1 may come and go; otherwise only the last
+    dimension keeps its runs, when one last dimension divides the other (a run never
+    crosses a row since it divides the row). With ``can_reorder`` the compiler may
+    permute elements, so only per-element facts are left."""
+    dims = _dims(dst)
+    base = _per_element(x, dims, unit)
+    if can_reorder or x.constant is not None:
+        return base
+    s_dims = _dims(src)
+    if [n for n in s_dims if n != 1] == [n for n in dims if n != 1]:
+        keep = [d for d, n in enumerate(s_dims) if n != 1]
+        c, div, k = [], [], []
+        for n in dims:
+            if n == 1:
+                c.append(1)
+                div.append(base.divisibility[0])
+                k.append(1)
+            else:
+                d = keep.pop(0)
+                c.append(x.contiguity[d])
+                div.append(x.divisibility[d])
+                k.append(x.constancy[d])
+        return AxisInfo(tuple(c), tuple(div), tuple(k), None, x.non_negative)
+    last_s, last_d = s_dims[-1], dims[-1]
+    if last_s % last_d and last_d % last_s:
+        return base
+    cd = min(x.contiguity[-1], last_d)
+    c = base.contiguity[:-1] + (cd,)
+    div = base.divisibility[:-1] + (_div_at(x, x.rank - 1, cd, unit),)
+    k = base.constancy[:-1] + (min(x.constancy[-1], last_d),)
+    return AxisInfo(c, div, k, None, x.non_negative)
+
+
+def _hint(x: AxisInfo, name: str, values: Sequence[int]) -> AxisInfo:
+    """``multiple_of`` / ``max_contiguous``: the user's promise, in the units of the
+    value (bytes for a pointer's ``multiple_of``). A hint only adds knowledge: both the
+    promise and what was proved hold, so the larger of the two is kept. A value promised
+    in runs of ``v`` is in runs of ``v``'s largest power-of-two divisor; the old
+    divisibility stays right for the run starts of longer runs, which are a subset."""
+    hinted = tuple(pow2_divisor(int(v)) for v in values)
+    if name == "multiple_of":
+        div = tuple(max(a, h) for a, h in zip(x.divisibility, hinted))
+        return AxisInfo(x.contiguity, div, x.constancy, x.constant, x.non_negative)
+    c = tuple(max(a, h) for a, h in zip(x.contiguity, hinted))
+    return AxisInfo(c, x.divisibility, x.constancy, x.constant, x.non_negative)
+
+
+# -- the driver -------------------------------------------------------------------------
+class AxisInfoMap:
+    """The result of ``analyze``: an ``AxisInfo`` for every integer and pointer value of
+    the function (floats and other untracked values read as "nothing known")."""
+
+    def __init__(self, infos: dict[Value, AxisInfo]) -> None:
+        self._infos = infos
+
+    def __contains__(self, value: Value) -> bool:
+        return value in self._infos
+
+    def __len__(self) -> int:
+        return len(self._infos)
+
+    def info(self, value: Value) -> AxisInfo:
+        found = self._infos.get(value)
+        if found is not None:
+            return found
+        if _tracked(value.type):
+            raise KeyError(f"no axis info for {value!r}: it is not a value of the analyzed function")
+        return AxisInfo.unknown(len(_dims(value.type)))
+
+    def vector_elements(self, ptr_value: Value, dim: int, elem_bytes: int, max_bytes: int = 16,
+                        mask_value: Value | None = None) -> int:
+        """How many consecutive elements along ``dim`` one thread can access with one
+        vector instruction of at most ``max_bytes`` bytes (the target's limit, e.g. 16):
+        the pointers' contiguity, their alignment in elements of ``elem_bytes`` bytes (the
+        size accessed per element, normally the pointee's), ``max_bytes / elem_bytes`` and,
+        given a mask, its constancy (a vector is masked as a whole). A power of two >= 1."""
+        if not isinstance(ptr_value.type.scalar, PointerType):
+            raise TypeError(f"vector_elements needs pointers, got {ptr_value.type}")
+        if not _is_pow2(elem_bytes) or not _is_pow2(max_bytes):
+            raise ValueError(f"elem_bytes ({elem_bytes}) and max_bytes ({max_bytes}) must be powers of two")
+        info = self.info(ptr_value)
+        if not 0 <= dim < info.rank:
+            raise ValueError(f"dimension {dim} out of range for {ptr_value.type}")
+        n = min(info.contiguity[dim], max(1, info.divisibility[dim] // elem_bytes), max(1, max_bytes // elem_bytes))
+        if mask_value is not None:
+            n = min(n, self.info(mask_value).constancy[dim])
+        return n
+
+
+def analyze(func: Operation) -> AxisInfoMap:
+    """Axis info of every integer and pointer value of ``func`` (a verified ``func`` op)."""
+    if func.NAME != "func":
+        raise TypeError(f"analyze takes a 'func' op, got '{func.NAME}'")
+    a = _Analyzer()
+    divs = tuple(func.attrs["arg_divisibility"]) or (1,) * len(func.body.args)
+    for arg, div in zip(func.body.args, divs):
+        if isinstance(arg.type, PointerType):  # assumption (2): natural alignment at least
+            a.set(arg, _scalar(max(pow2_divisor(max(int(div), 1)), _unit(arg.type))))
+        else:
+            a.set(arg, _scalar(pow2_divisor(max(int(div), 1))))
+    a.block(func.body)
+    return AxisInfoMap(a.infos)
+
+
+class _Analyzer:
+    def __init__(self) -> None:
+        self.infos: dict[Value, AxisInfo] = {}
+
+    def get(self, v: Value) -> AxisInfo:
+        info = self.infos.get(v)
+        return info if info is not None else AxisInfo.unknown(len(_dims(v.type)))
+
+    def set(self, v: Value, info: AxisInfo) -> None:
+        if _tracked(v.type):
+            self.infos[v] = _fit(info, v.type)
+
+    def block(self, block: Block) -> None:
+        for op in block.ops:
+            self.op(op)
+
+    def op(self, op: Operation) -> None:
+        match op.NAME:
+            case "for":
+                self.for_op(op)
+            case "while":
+                self.while_op(op)
+            case "if":
+                self.if_op(op)
+            case "split":
+                x = self.get(op.operands[0])
+                src = op.operands[0].type
+                for r in op.results:
+                    if len(src.shape) == 1:
+                        self.set(r, _scalar(_div_every(x, _unit(src)), x.non_negative))
+                    else:
+                        self.set(r, AxisInfo(x.contiguity[:-1], x.divisibility[:-1], x.constancy[:-1], x.constant,
+                                             x.non_negative))
+            case _:
+                for r in op.regions:  # ops this analysis does not know: nothing about their values
+                    for b in r.blocks:
+                        for arg in b.args:
+                            self.set(arg, AxisInfo.unknown(len(_dims(arg.type))))
+                        self.block(b)
+                if len(op.results) == 1 and _tracked(op.result.type):
+                    self.set(op.result, self.single(op))
+                else:
+                    for r in op.results:
+                        self.set(r, AxisInfo.unknown(len(_dims(r.type))))
+
+    def single(self, op: Operation) -> AxisInfo:
+        """The rule for an op with one integer or pointer result."""
+        t = op.result.type
+        xs = [self.get(v) for v in op.operands]
+        match op.NAME:
+            case "constant":
+                v = ev.canonical(op.attrs["value"], t.scalar)
+                return _constant(int(v), t) if isinstance(v, int) else AxisInfo.unknown(len(_dims(t)))
+            case "arange":
+                start, end = op.attrs["start"], op.attrs["end"]
+                return AxisInfo((end - start,), (pow2_divisor(start),), (1,), None, start >= 0)
+            case "program_id" | "num_programs":
+                return _scalar(1, True)
+            case "splat":
+                x = xs[0]
+                dims = _dims(t)
+                return AxisInfo((1,) * len(dims), (x.divisibility[0],) * len(dims), dims, x.constant,
+                                x.non_negative)
+            case "broadcast":
+                x, src = xs[0], _dims(op.operands[0].type)
+                return AxisInfo(
+                    tuple(1 if s == 1 else c for s, c in zip(src, x.contiguity)),
+                    x.divisibility,
+                    tuple(n if s == 1 else k for s, n, k in zip(src, _dims(t), x.constancy)),
+                    x.constant, x.non_negative)
+            case "expand_dims":
+                return _expand_dims(xs[0], op.operands[0].type, op.attrs["axis"], _unit(t))
+            case "reshape":
+                return _reshape(xs[0], op.operands[0].type, t, bool(op.attrs["can_reorder"]), _unit(t))
+            case "trans":
+                x, order = xs[0], tuple(op.attrs["order"])
+                return AxisInfo(tuple(x.contiguity[i] for i in order), tuple(x.divisibility[i] for i in order),
+                                tuple(x.constancy[i] for i in order), x.constant, x.non_negative)
+            case "join":
+                both = meet(xs[0], xs[1], _unit(t))
+                every = min(_div_every(xs[0], _unit(t)), _div_every(xs[1], _unit(t)))
+                k_last = 2 if both.constant is not None else 1
+                if not op.operands[0].type.shape:  # two scalars make a tile of 2
+                    return AxisInfo((1,), (every,), (k_last,), both.constant, both.non_negative)
+                return AxisInfo(both.contiguity + (1,), both.divisibility + (every,), both.constancy + (k_last,),
+                                both.constant, both.non_negative)
+            case "multiple_of" | "max_contiguous":
+                return _hint(xs[0], op.NAME, op.attrs["values"])
+            case "addptr":
+                p, off = xs
+                if off.constant == 0:
+                    return p
+                return _sum(p, off, unit=_unit(t), scale=_unit(t))
+            case "convert" | "bitcast" | "ptrtoint" | "inttoptr":
+                return _cast(xs[0], op.operands[0].type, t)
+            case "cmp":
+                return _cmp(xs[0], xs[1], op.attrs["predicate"], op.operands[0].type, t)
+            case "select":
+                cond, a, b = xs
+                if cond.constant is not None:
+                    return a if cond.constant else b
+                return _choose(a, b, _unit(t), cond.constancy)
+            case "reduce":
+                return self.reduce(op, xs[0])
+            case name if name in ev.INT_BINARY and _is_int(t):
+                return self.binary(op.NAME, xs[0], xs[1], t)
+            case "neg" | "abs" | "not":
+                x = xs[0]
+                if x.constant is not None:
+                    return _constant(ev.eval_int_unary(op.NAME, x.constant, t.scalar), t)
+                div = tuple(1 if op.NAME == "not" else _div_all(x, d) for d in range(x.rank))
+                return AxisInfo((1,) * x.rank, div, x.constancy)
+        return AxisInfo.unknown(len(_dims(t)))
+
+    def binary(self, name: str, a: AxisInfo, b: AxisInfo, t: Type) -> AxisInfo:
+        folded = _fold(name, a, b, t)
+        if folded is not None:
+            return folded
+        match name:
+            case "add" | "sub":
+                return _sum(a, b, subtract=name == "sub")
+            case "mul":
+                return _mul(a, b, t)
+            case "idiv":
+                return _idiv(a, b, t)
+            case "rem":
+                return _rem(a, b, t)
+            case "and":
+                return _and(a, b, t)
+            case "or" | "xor":
+                return _or_xor(a, b)
+            case "shl" | "shr":
+                return _shift(name == "shl", a, b, t)
+            case "minimum" | "maximum":
+                r = _choose(a, b, 1)
+                nn = (a.non_negative and b.non_negative) if name == "minimum" else (a.non_negative or b.non_negative)
+                return AxisInfo(r.contiguity, r.divisibility, r.constancy, r.constant, nn)
+        return AxisInfo.unknown(a.rank)
+
+    def reduce(self, op: Operation, x: AxisInfo) -> AxisInfo:
+        """The reduced axis goes; equal slices along another axis reduce to equal values.
+        Sums, extremes and xor-sums of multiples of ``D`` are multiples of ``D``; argmax and
+        argmin are indices (non-negative)."""
+        axis, kind = op.attrs["axis"], op.attrs["kind"]
+        arg = kind in ("argmax", "argmin")
+        div = 1 if arg else _div_every(x)
+        k = x.constancy[:axis] + x.constancy[axis + 1:]
+        if not k:
+            return _scalar(div, arg or x.non_negative)
+        return AxisInfo((1,) * len(k), (div,) * len(k), k, None, arg or x.non_negative)
+
+    # -- control flow ------------------------------------------------------------------
+    def yielded(self, block: Block, start: int = 0) -> list[AxisInfo]:
+        term = block.terminator
+        return [self.get(v) for v in term.operands[start:]] if term is not None else []
+
+    def loop(self, args: Sequence[Value], start: list[AxisInfo], body: Callable[[], list[AxisInfo]]) -> list[AxisInfo]:
+        """Analyze a loop body until its carried values' infos stop changing; return them.
+
+        Each round replaces the carried info by its meet with what the body yields, so
+        the infos only decrease and the loop settles; at the fixed point the carried info
+        covers the initial values and everything the body can yield (assumption 3)."""
+        current = [_fit(i, a.type) for a, i in zip(args, start)]
+        for _ in range(_LOOP_LIMIT):
+            for a, i in zip(args, current):
+                self.set(a, i)
+            back = body()
+            new = [_fit(meet(c, y, _unit(a.type)), a.type) for a, c, y in zip(args, current, back)]
+            if new == current:
+                return current
+            current = new
+        current = [AxisInfo.unknown(len(_dims(a.type))) for a in args]  # pragma: no cover - safety net
+        for a, i in zip(args, current):  # pragma: no cover
+            self.set(a, i)
+        body()  # pragma: no cover
+        return current  # pragma: no cover
+
+    def for_op(self, op: Operation) -> None:
+        """The induction variable is ``lb + i * step``: a multiple of what divides both, and
+        non-negative when both are (a zero step is never built)."""
+        lb, step = self.get(op.operands[0]), self.get(op.operands[2])
+        body = op.body
+        self.set(body.args[0], _scalar(min(_div_all(lb, 0), _div_all(step, 0)),
+                                       lb.non_negative and step.non_negative))
+        inits = [self.get(v) for v in op.inits]
+
+        def run() -> list[AxisInfo]:
+            self.block(body)
+            return self.yielded(body)
+
+        for r, info in zip(op.results, self.loop(body.args[1:], inits, run)):
+            self.set(r, info)
+
+    def while_op(self, op: Operation) -> None:
+        before, after = op.regions[0].block, op.regions[1].block
+
+        def run() -> list[AxisInfo]:
+            self.block(before)
+            for a, i in zip(after.args, self.yielded(before, 1)):
+                self.set(a, i)
+            self.block(after)
+            return self.yielded(after)
+
+        self.loop(before.args, [self.get(v) for v in op.operands], run)
+        for r, info in zip(op.results, self.yielded(before, 1)):
+            self.set(r, info)
+
+    def if_op(self, op: Operation) -> None:
+        cond = self.get(op.operands[0])
+        then, other = op.regions[0].block, op.regions[1].block
+        self.block(then)
+        self.block(other)
+        a, b = self.yielded(then), self.yielded(other)
+        for r, x, y in zip(op.results, a, b):
+            if cond.constant is not None:
+                self.set(r, x if cond.constant else y)
+            else:
+                self.set(r, meet(x, y, _unit(r.type)))
