@@ -18,6 +18,10 @@ import os
 import sys
 from typing import Any
 
+from . import language  # noqa: F401
+from .errors import CompilationError, InternalCompilerError, InterpreterError, TlxcError  # noqa: F401
+from .frontend.kernel import KernelFunction, kernel  # noqa: F401
+
 
 class _SourceTreeRuntime(importlib.abc.MetaPathFinder):
     """In a source checkout (the package imported from the repository, e.g. with
@@ -39,9 +43,6 @@ _runtime_src = os.path.join(os.path.dirname(_here), "runtime")
 if not os.path.isdir(os.path.join(_here, "runtime")) and os.path.isfile(os.path.join(_runtime_src, "__init__.py")):
     sys.meta_path.append(_SourceTreeRuntime(_runtime_src))
 
-from . import language  # noqa: F401
-from .errors import CompilationError, InternalCompilerError, InterpreterError, TlxcError  # noqa: F401
-from .frontend.kernel import KernelFunction, kernel  # noqa: F401
 
 __version__ = "0.1.0"
 jit = kernel

@@ -152,7 +152,9 @@ def float_binary(e: Emitter, op: Operation, t: DType, name: str, a: Reg, b: Reg)
         nan = ".NaN" if op.attrs.get("propagate_nan") else ""
         e.fn.emit(f"{'min' if name == 'minimum' else 'max'}{nan}.{sfx} {d}, {a}, {b}")
     elif name == "div":
-        e.fn.emit(f"div.rn.{sfx} {d}, {a}, {b}")
+        # Triton's choice: '/' is div.full.f32 (fast, ~2 ulp); tl.math.div_rn and f64 are IEEE
+        fast = t.name == "f32" and not op.attrs.get("precise", False)
+        e.fn.emit(f"div.{'full' if fast else 'rn'}.{sfx} {d}, {a}, {b}")
     elif name in ("add", "sub", "mul"):
         rn = ".rn" if t.bits == 16 and t.name == "bf16" else ""
         e.fn.emit(f"{name}{rn}.{sfx} {d}, {a}, {b}")

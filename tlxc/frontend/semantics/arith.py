@@ -321,7 +321,7 @@ def div_rn(ctx: Ctx, x: Any, y: Any, ieee_rounding: Any = False) -> Tensor:
     a, b = promote_pair(ctx, x, y, "tl.div_rn")
     _float_operand(ctx, a, "tl.div_rn")
     a, b = broadcast_all(ctx, a, b)
-    return Tensor(ctx.b.value(ops.DivOp, [a.handle, b.handle], a.type))
+    return Tensor(ctx.b.value(ops.DivOp, [a.handle, b.handle], a.type, precise=True))
 
 
 @rule("cdiv")

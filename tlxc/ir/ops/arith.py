@@ -68,7 +68,15 @@ def _binary(name: str, accepts: str, doc: str) -> type[Operation]:
 AddOp = _binary("add", "num", "Addition (integers wrap around).")
 SubOp = _binary("sub", "num", "Subtraction.")
 MulOp = _binary("mul", "num", "Multiplication (integers keep the low bits).")
-DivOp = _binary("div", "float", "IEEE floating-point division, rounded to nearest.")
+@register
+class DivOp(_Binary):
+    """Floating-point division. ``precise`` asks for IEEE round-to-nearest (``tl.math.div_rn``);
+    otherwise the target may use its fast full-range division, as Triton does for ``/``
+    (about 2 ulp on NVIDIA's ``div.full.f32``)."""
+
+    NAME = "div"
+    ACCEPTS = "float"
+    ATTRS = {"precise": False}
 IDivOp = _binary("idiv", "int", "Integer division, truncating toward zero when signed.")
 RemOp = _binary("rem", "num", "Remainder with the sign of the dividend (C's % and fmod).")
 AndOp = _binary("and", "int", "Bitwise and.")
