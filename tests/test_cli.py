@@ -74,9 +74,27 @@ def test_unknown_arch(kernel_file: Path) -> None:
 
 
 def test_not_yet_available_output(kernel_file: Path) -> None:
-    r = run("compile", str(kernel_file), "--arch", "sm_90a", "--emit", "ptx")
+    r = run("compile", str(kernel_file), "--arch", "gfx950", "--emit", "amdgcn")
     assert r.returncode == 1
     assert "error[TLXC-CLI-003]" in r.stderr and "not available yet" in r.stderr
+    r = run("compile", str(kernel_file), "--arch", "gfx950", "--emit", "ptx")
+    assert r.returncode == 1 and "not an output of gfx950" in r.stderr
+
+
+def test_emit_ptx_and_cubin(kernel_file: Path, tmp_path: Path) -> None:
+    from tlxc.codegen.nvptx.toolchain import find_tool
+
+    r = run("compile", str(kernel_file), "--arch", "sm_100a", "--signature", "*fp32:16,*fp32:16,i32:16",
+            "-D", "BLOCK=256", "--emit", "ptx")
+    assert r.returncode == 0, r.stderr
+    assert ".target sm_100a" in r.stdout and ".visible .entry scale(" in r.stdout
+    if find_tool("ptxas") is None:
+        pytest.skip("no ptxas")
+    out = tmp_path / "k.cubin"
+    r = run("compile", str(kernel_file), "--arch", "sm_90a", "--signature", "*fp32:16,*fp32:16,i32:16",
+            "-D", "BLOCK=256", "--emit", "cubin", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes()[:4] == b"\x7fELF"
 
 
 def test_no_kernel(tmp_path: Path) -> None:
@@ -112,6 +130,6 @@ def test_compile_error_in_kernel_prints_caret(tmp_path: Path) -> None:
 
 def test_readme_main_command_works() -> None:
     r = run("compile", "examples/vector_add.py", "--arch", "sm_90a", "--signature", "*fp32:16,*fp32:16,*fp32:16,i32",
-            "-D", "BLOCK=1024")
+            "-D", "BLOCK=1024", "--emit", "ptx")
     assert r.returncode == 0, r.stderr
-    assert "func" in r.stdout and "load" in r.stdout and "store" in r.stdout
+    assert ".visible .entry add_kernel(" in r.stdout and "ld.global" in r.stdout and "st.global" in r.stdout

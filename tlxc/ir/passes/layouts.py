@@ -96,10 +96,16 @@ class _Assigner:
         v = op.operands[index]
         if v.type.layout == layout:
             return
+        src = v.owner if hasattr(v, "op") else None
         with Builder(None).before(op) as b:
             b.loc = op.loc
-            conv = b.create(ops.ConvertLayoutOp, [v], [TileType(v.type.shape, v.type.element, layout)])
-        op.set_operand(index, conv.result)
+            want = TileType(v.type.shape, v.type.element, layout)
+            if isinstance(src, (ops.ConstantOp, ops.SplatOp)):
+                # a constant or splat is rebuilt in the wanted layout instead of moving data
+                new = b.create(type(src), list(src.operands), [want], dict(src.attrs), loc=src.loc)
+            else:
+                new = b.create(ops.ConvertLayoutOp, [v], [want])
+        op.set_operand(index, new.result)
 
     def tile_operands(self, op: Operation) -> list[int]:
         return [i for i, v in enumerate(op.operands) if isinstance(v.type, TileType)]
@@ -177,9 +183,35 @@ class _Assigner:
             if lay is not None:
                 self.require(term, i, lay)
 
+    def preferred(self, v: Value, depth: int = 0) -> LinearLayout | None:
+        """The layout ``v`` will get from the ops that compute it, when that is decided by
+        something other than its operands' layouts (a dot's accumulator, a reduction of
+        one): loop-carried values take it, so the loop does not convert every iteration."""
+        src = getattr(v, "op", None)
+        if src is None or depth > 8:
+            return None
+        if isinstance(src, ops.DotOp):
+            return self.dot_layout(src, self.num_warps) if self.dot_layout is not None else None
+        if isinstance(src, ops.ReduceOp) and src.result.type.shape:
+            inner = self.preferred(src.operands[0], depth + 1)
+            return slice_layout(inner, src.attrs["axis"]) if inner is not None else None
+        if isinstance(src, _ELEMENTWISE):
+            for operand in src.operands:
+                if isinstance(operand.type, TileType):
+                    found = self.preferred(operand, depth + 1)
+                    if found is not None:
+                        return found
+        return None
+
     def for_loop(self, op: Operation) -> None:
         body = op.regions[0].block
         layouts = [v.type.layout if isinstance(v.type, TileType) else None for v in op.operands[3:]]
+        for i, yielded in enumerate(body.ops[-1].operands):
+            if layouts[i] is not None:
+                want = self.preferred(yielded)
+                if want is not None and want != layouts[i]:
+                    self.require(op, 3 + i, want)
+                    layouts[i] = want
         for arg, res, lay in zip(body.args[1:], op.results, layouts):
             if lay is not None:
                 self.set_layout(arg, lay)
