@@ -20,3 +20,92 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         reason = _no_gpu_reason()
         if reason is not None:
             pytest.skip(f"no usable GPU: {reason.splitlines()[0]}")
+
+
+# -- TLXC_TEST_ON_GPU=1: run the interpreter tests on the GPU -----------------------------------
+# Every `kernel.interpret[grid](...)` launch then compiles for the GPU, copies the numpy
+# arrays to the device (whole base arrays, so strided views keep their strides), launches,
+# and copies them back: the interpreter's test suite becomes a code generator test suite.
+# Tests that check interpreter-only diagnostics are marked `interpreter_only` and skipped.
+
+
+class _DeviceView:
+    """A device copy of a numpy array's memory, seen with the array's own offset/strides."""
+
+    def __init__(self, array, buffer, offset: int) -> None:
+        self.array, self.buffer, self.offset = array, buffer, offset
+        self.dtype = array.dtype
+        self.__cuda_array_interface__ = {
+            "shape": array.shape, "typestr": array.dtype.str, "version": 3,
+            "strides": array.strides, "data": (buffer.data_ptr() + offset, False),
+        }
+
+    def data_ptr(self) -> int:
+        return self.buffer.data_ptr() + self.offset
+
+
+def _to_device(a):
+    """(device view of ``a``, host bytes of its base array, device copy of those bytes)."""
+    import numpy as np
+    from tlxc.runtime import DeviceArray
+
+    base = a
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    if not base.flags.c_contiguous:
+        raise RuntimeError("TLXC_TEST_ON_GPU: arrays must view a C-contiguous base array")
+    raw = base.reshape(-1).view(np.uint8)
+    buf = DeviceArray.from_numpy(raw)
+    return _DeviceView(a, buf, a.ctypes.data - base.ctypes.data), raw, buf
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    import os
+
+    config.addinivalue_line("markers", "interpreter_only: checks the interpreter itself (skipped on the GPU)")
+    if os.environ.get("TLXC_TEST_ON_GPU") not in (None, "", "0"):
+        import numpy as np
+
+        from tlxc.frontend import kernel as kmod
+
+        original = kmod.Launcher.__call__
+
+        def on_gpu(self, *args, **kwargs):
+            if not self.interpret:
+                return original(self, *args, **kwargs)
+            staged, new_args = [], []
+            for a in args:
+                if isinstance(a, np.ndarray):
+                    view, base, buf = _to_device(a)
+                    staged.append((base, buf))
+                    new_args.append(view)
+                else:
+                    new_args.append(a)
+            new_kwargs = {}
+            for k, a in kwargs.items():
+                if isinstance(a, np.ndarray):
+                    view, base, buf = _to_device(a)
+                    staged.append((base, buf))
+                    new_kwargs[k] = view
+                else:
+                    new_kwargs[k] = a
+            result = original(kmod.Launcher(self.kernel, self.grid, interpret=False), *new_args, **new_kwargs)
+            from tlxc.runtime import synchronize
+
+            synchronize()
+            for raw, buf in staged:
+                raw[...] = buf.numpy()
+            return result
+
+        kmod.Launcher.__call__ = on_gpu
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    import os
+
+    if os.environ.get("TLXC_TEST_ON_GPU") in (None, "", "0"):
+        return
+    skip = pytest.mark.skip(reason="checks the interpreter itself")
+    for item in items:
+        if item.get_closest_marker("interpreter_only"):
+            item.add_marker(skip)

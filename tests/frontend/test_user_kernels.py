@@ -782,6 +782,7 @@ def assert_kernel(x_ptr, N: tl.constexpr):
     tl.device_assert(x >= 0, "x must be non-negative")
 
 
+@pytest.mark.interpreter_only
 def test_device_assert_raises() -> None:
     assert_kernel.interpret[(1,)](np.ones(8, np.float32), N=8)  # passes
     with pytest.raises(tlxc.InterpreterError) as info:
@@ -797,6 +798,7 @@ def oob_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, v, mask=offs < 40)
 
 
+@pytest.mark.interpreter_only
 def test_out_of_bounds_load_names_the_line() -> None:
     x = np.zeros(40, np.float32)
     y = np.zeros(40, np.float32)
