@@ -35,8 +35,11 @@ class _DeviceView:
     def __init__(self, array, buffer, offset: int) -> None:
         self.array, self.buffer, self.offset = array, buffer, offset
         self.dtype = array.dtype
+        typestr = array.dtype.str
+        if type(array.dtype).__module__.startswith("ml_dtypes") or array.dtype.type.__module__.startswith("ml_dtypes"):
+            typestr = f"|V{array.dtype.itemsize}"  # bf16/fp8 have no array-interface code
         self.__cuda_array_interface__ = {
-            "shape": array.shape, "typestr": array.dtype.str, "version": 3,
+            "shape": array.shape, "typestr": typestr, "version": 3,
             "strides": array.strides, "data": (buffer.data_ptr() + offset, False),
         }
 

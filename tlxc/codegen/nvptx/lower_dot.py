@@ -182,9 +182,14 @@ def _fma(e: Emitter, op: Operation) -> None:
             e.fn.emit(f"ld.shared.{mt} {x}, [{ar}+{kk * size}]")
             e.fn.emit(f"ld.shared.{mt} {y}, [{br}+{kk * size}]")
             x, y = convert_reg(e, op, a_t, work, x), convert_reg(e, op, a_t, work, y)
-            if tf32:
+            if tf32:  # cvt to tf32 writes a .b32 register; the value is an f32 with 13 low bits cleared
+                rounded = []
                 for v in (x, y):
-                    e.fn.emit(f"cvt.rna.tf32.f32 {v}, {v}")
+                    bits, f = e.fn.reg("b32"), e.fn.reg("f32")
+                    e.fn.emit(f"cvt.rna.tf32.f32 {bits}, {v}")
+                    e.fn.emit(f"mov.b32 {f}, {bits}")
+                    rounded.append(f)
+                x, y = rounded
             d = e.fn.reg(reg_class(work))
             if work.kind == Kind.FLOAT:
                 e.fn.emit(f"fma.rn.{work.name} {d}, {x}, {y}, {cur}")
