@@ -262,6 +262,24 @@ def launch():
     k.interpret[(1,)](np.array([1, 2, -3, 4], np.float32))
 """, "launch()"),
     ],
+    "TLXC-CODEGEN-001": [
+        ("""
+@tlxc.jit
+def k(x):
+    v = tl.load(x + tl.arange(0, 16))
+    tl.store(x + tl.arange(0, 16), tl.erf(v))  # ERR tl.erf
+""", "k.compile('*fp32', arch='sm_90a').asm['ptx']"),
+    ],
+    "TLXC-RESOURCE-001": [
+        ("""
+@tlxc.jit
+def k(x):  # ERR def
+    a = tl.zeros([128, 1024], dtype=tl.float32)
+    b = tl.zeros([1024, 128], dtype=tl.float32)
+    c = tl.dot(a, b, input_precision="ieee")
+    tl.store(x + tl.arange(0, 128)[:, None] * 128 + tl.arange(0, 128)[None, :], c)
+""", "k.compile('*fp32', arch='sm_100a').asm['ptx']"),
+    ],
     "TLXC-INTERP-003": [
         ("""
 @tlxc.jit
@@ -279,6 +297,8 @@ ELSEWHERE = {
     "TLXC-CLI-002": "tests/test_cli.py::test_no_kernel, test_several_kernels_need_k",
     "TLXC-CLI-003": "tests/test_cli.py::test_not_yet_available_output",
     "TLXC-INTERNAL-001": "test_internal_error_points_at_user_line below",
+    "TLXC-TOOL-001": "test_missing_ptxas_is_a_clear_error below",
+    "TLXC-TOOL-002": "test_failing_nvdisasm_is_a_clear_error below",
 }
 
 
@@ -353,3 +373,33 @@ def k(x, B: tl.constexpr):
     frames = traceback.extract_tb(info.value.__traceback__)
     inner = [f for f in frames if "/tlxc/" in f.filename]
     assert len(inner) <= 1, frames  # at most the public entry point that re-raised it
+
+
+def test_missing_ptxas_is_a_clear_error(load_kernels: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tlxc.codegen.nvptx import toolchain
+
+    mod = load_kernels("""
+@tlxc.jit
+def k(x):
+    tl.store(x, 1.0)
+""")
+    monkeypatch.setattr(toolchain, "find_tool", lambda name: None)
+    compiled = mod.k.compile("*fp32", arch="sm_90a")
+    assert ".entry k(" in compiled.asm["ptx"]
+    with pytest.raises(KeyError, match="not available"):
+        compiled.asm["cubin"]
+    with pytest.raises(tlxc.CompilationError) as info:
+        toolchain.ptxas(compiled.asm["ptx"], "sm_90a")
+    assert info.value.code == "TLXC-TOOL-001" and "ptxas was not found" in str(info.value)
+
+
+def test_failing_nvdisasm_is_a_clear_error(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tlxc.codegen.nvptx import toolchain
+
+    fake = tmp_path / "nvdisasm"
+    fake.write_text("#!/bin/sh\necho 'bad cubin' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(toolchain, "find_tool", lambda name: str(fake))
+    with pytest.raises(tlxc.CompilationError) as info:
+        toolchain.nvdisasm(b"not a cubin")
+    assert info.value.code == "TLXC-TOOL-002" and "bad cubin" in str(info.value)

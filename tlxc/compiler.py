@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import CompilationError
+from .errors import CompilationError, TlxcError, clean
 from .frontend.build import build_module
 from .frontend.specialize import ArgSpec
 from .ir.core import Location, Operation
@@ -53,8 +53,13 @@ class Artifacts(dict):
     producer: Any = None
 
     def __missing__(self, key: str) -> Any:
-        if self.producer is not None and self.producer(key):
-            return self[key]
+        if self.producer is not None:
+            try:
+                made = self.producer(key)
+            except TlxcError as e:
+                raise clean(e) from None
+            if made:
+                return self[key]
         if key in OUTPUTS:
             raise KeyError(f"'{key}' output is not available yet: the {OUTPUTS[key]} code generator is not part "
                            f"of tlxc yet; available: {', '.join(sorted(self))}")

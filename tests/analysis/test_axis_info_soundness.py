@@ -3,7 +3,7 @@ time it is computed (loop bodies included), has the contiguity, divisibility, co
 constant and sign that the analysis claims.
 
 The kernels are straight-line code over scalars and tiles of 4, 16, 4x16, 16x4 and 64
-elements, with ``for`` loops and ``if``s, every integer op the analysis has a rule for,
+elements, with ``for`` and ``while`` loops and ``if``s, every integer op the analysis has a rule for,
 shape ops and ``addptr``. Arguments honor their ``arg_divisibility``, as launches do, and
 are often negative (the analysis never assumes an argument's sign). The one assumption
 of the analysis that a random kernel could break, no wraparound, is kept by bounding
@@ -159,7 +159,8 @@ class Gen:
 
     def near(self, x: V, m: V) -> V:
         """A splat of ``m + C``: a bound that falls inside or next to the offsets ``x``."""
-        c = self.emit(f"constant {{value = {self.rng.choice((0, 2, 4, 8, 12, 16, 3))}}}", V(self.fresh(), "i32", (), 16))
+        k = self.rng.choice((0, 0, 4, 16, 3))
+        c = self.emit(f"constant {{value = {k}}}", V(self.fresh(), "i32", (), 16))
         t = self.emit(f"add %{m.name}, %{c.name}", replace(m, name=self.fresh(), bound=m.bound + 16, nonzero=False))
         return self.emit(f"splat %{t.name}", replace(t, name=self.fresh(), shape=x.shape))
 
@@ -170,22 +171,31 @@ class Gen:
         if found is None:
             return None
         x, m = found
-        if self.rng.random() < 0.3:
-            x = self.emit(f"sub %{x.name}, %{self.operand(x).name}", replace(x, name=self.fresh(), bound=2 * x.bound))
+        if self.rng.random() < 0.3:  # may go negative
+            x = self.arith("sub", x, self.operand(x))
         name = self.rng.choice(("rem", "idiv", "and", "shr", "cmp", "cmp", "select"))
         if name in ("cmp", "select"):
             b = self.near(x, m) if self.rng.random() < 0.6 else self.operand(x)
             pred = self.rng.choice(("eq", "ne", "lt", "le", "gt", "ge"))
             lhs, rhs = (x, b) if self.rng.random() < 0.5 else (b, x)
-            cond = self.emit(f'cmp %{lhs.name}, %{rhs.name} {{predicate = "{pred}"}}', V(self.fresh(), "i1", x.shape, 1))
+            cond = self.emit(f'cmp %{lhs.name}, %{rhs.name} {{predicate = "{pred}"}}',
+                             V(self.fresh(), "i1", x.shape, 1))
             if name == "cmp":
                 return cond
-            other = self.emit(f"add %{x.name}, %{self.operand(x).name}", replace(x, name=self.fresh(), bound=2 * x.bound))
+            other = self.arith("add", x, self.operand(x))
             return self.emit(f"select %{cond.name}, %{x.name}, %{other.name}", replace(other, name=self.fresh()))
-        b = self.operand(x, {"rem": "nonzero", "idiv": "nonzero", "shr": "shift"}.get(name, ""), MASKS)
-        if b is None:
-            return None
-        return self.emit(f"{name} %{x.name}, %{b.name}", replace(x, name=self.fresh()))
+        need = {"rem": "nonzero", "idiv": "nonzero", "shr": "shift"}.get(name, "")
+        if self.rng.random() < 0.6:
+            k = self.rng.choice([k for k in MASKS if (need != "nonzero" or k) and (need != "shift" or 0 <= k < 8)])
+            b = self.emit(f"constant {{value = {k}}}", V(self.fresh(), x.dtype, x.shape, abs(k), k != 0, 0 <= k < 8))
+        else:
+            b = self.operand(x, need, MASKS)
+        assert b is not None
+        return self.arith(name, x, b)
+
+    def arith(self, name: str, a: V, b: V) -> V:
+        v = V(self.fresh(), a.dtype, a.shape, self.bound(name, a, b), carried=a.carried or b.carried)
+        return self.emit(f"{name} %{a.name}, %{b.name}", v)
 
     def binary(self) -> V | None:
         name = self.rng.choice(BINARY)
@@ -199,11 +209,9 @@ class Gen:
             return None
         if name in ("mul", "shl") and (a.carried or b.carried):
             return None  # loop-carried products could grow past the bounds
-        bound = self.bound(name, a, b)
-        if bound > LIMIT[a.dtype]:
+        if self.bound(name, a, b) > LIMIT[a.dtype]:
             return None
-        v = V(self.fresh(), a.dtype, a.shape, bound, carried=a.carried or b.carried)
-        return self.emit(f"{name} %{a.name}, %{b.name}", v)
+        return self.arith(name, a, b)
 
     @staticmethod
     def bound(name: str, a: V, b: V) -> int:
@@ -257,9 +265,12 @@ class Gen:
         if len(s) == 1:
             choices += [("expand_dims {axis = 0}", (1,) + s), ("expand_dims {axis = 1}", s + (1,))]
         if s == (16,):
-            choices.append(("reshape", (4, 4)))
+            choices += [("reshape", (4, 4)), ("reshape", (1, 16))]
+        if s in ((1, 16), (16, 1), (4, 1)):
+            choices.append(("reshape", (s[0] * s[1],)))
         if s == (4, 16):
-            choices += [("reshape", (64,)), ("trans {order = [1, 0]}", (16, 4)), ("reshape {can_reorder = true}", (64,))]
+            choices += [("reshape", (64,)), ("trans {order = [1, 0]}", (16, 4)),
+                        ("reshape {can_reorder = true}", (64,))]
         if s == (64,):
             choices.append(("reshape", (4, 16)))
         if s in ((1, 16), (4, 1)):
@@ -285,17 +296,35 @@ class Gen:
         self.pool += [lo, hi]
         return hi
 
+    def reduce(self) -> V | None:
+        x = self.pick(lambda v: v.is_int and v.dtype != "i1" and len(v.shape) >= 1)
+        if x is None:
+            return None
+        axis = self.rng.randrange(len(x.shape))
+        kind = self.rng.choice(("sum", "max", "min", "argmax", "argmin", "xor_sum"))
+        shape = x.shape[:axis] + x.shape[axis + 1:]
+        if kind in ("argmax", "argmin"):
+            v = V(self.fresh(), "i32", shape, x.shape[axis], carried=x.carried)
+        else:
+            bound = x.bound * x.shape[axis] if kind == "sum" else 2 * x.bound
+            if bound > LIMIT[x.dtype]:
+                return None
+            v = V(self.fresh(), x.dtype, shape, bound, carried=x.carried)
+        return self.emit(f'reduce %{x.name} {{axis = {axis}, kind = "{kind}"}}', v)
+
     def simple(self) -> None:
-        ops = (self.constant, self.arange, self.splat, self.convert, self.binary, self.binary, self.binary,
-               self.binary, self.binary, self.binary, self.offsets, self.index_math, self.index_math, self.cmp, self.cmp, self.select, self.addptr, self.addptr, self.shape_op, self.shape_op,
-               self.join_split, self.program_id)
+        ops = (self.constant, self.arange, self.splat, self.convert, self.program_id, self.offsets,
+               self.binary, self.binary, self.binary, self.binary, self.binary, self.binary,
+               self.index_math, self.index_math, self.cmp, self.cmp, self.select, self.addptr, self.addptr,
+               self.shape_op, self.shape_op, self.join_split, self.reduce)
         for _ in range(20):
             if self.rng.choice(ops)() is not None:
                 return
 
     # -- regions ----------------------------------------------------------------------
-    def region(self, args: list[V], yields: list[V], n_ops: int) -> list[V]:
-        """Ops of a nested block; yields values of the types of ``yields``."""
+    def region(self, args: list[V], yields: list[V], n_ops: int, counter: V | None = None) -> list[V]:
+        """Ops of a nested block; yields values of the types of ``yields``, the first one
+        ``counter + 1`` when a counter is given (a ``while`` body)."""
         saved, outer = self.indent, list(self.pool)
         self.indent += "  "
         self.lines.append(saved + "^(" + ", ".join(f"%{v.name}: {v.type}" for v in args) + "):")
@@ -303,6 +332,9 @@ class Gen:
         for _ in range(n_ops):
             self.simple()
         out = [self.pick(lambda v, y=y: v.type == y.type) or y for y in yields]
+        if counter is not None:
+            one = self.emit("constant {value = 1}", V(self.fresh(), "i64", (), 1))
+            out[0] = self.emit(f"add %{counter.name}, %{one.name}", replace(counter, name=self.fresh()))
         self.lines.append(self.indent + "yield " + ", ".join(f"%{v.name}" for v in out))
         self.pool, self.indent = outer, saved
         return out
@@ -329,6 +361,31 @@ class Gen:
         self.lines.append(self.indent + "}")
         self.pool += results
 
+    def while_loop(self) -> None:
+        """``while n < L`` with a counter ``n`` and one more carried value."""
+        x = self.pick(lambda v: v.dtype in ("i64", "ptr<f32>", "ptr<f16>"))
+        if x is None:
+            return
+        n0 = self.emit("constant {value = 0}", V(self.fresh(), "i64", (), 0))
+        results = [V(self.fresh(), "i64", (), 3, carried=True),
+                   replace(x, name=self.fresh(), bound=LIMIT["i64"], carried=True, nonzero=False, shift=False)]
+        self.lines.append(self.indent + f"%{results[0].name}, %{results[1].name} = while %{n0.name}, %{x.name} : "
+                          f"i64, {x.type} {{")
+        n, y = V(self.fresh(), "i64", (), 3, carried=True), replace(results[1], name=self.fresh())
+        limit, go = self.fresh(), self.fresh()
+        inner = self.indent + "  "
+        self.lines += [
+            self.indent + f"^(%{n.name}: i64, %{y.name}: {y.type}):",
+            inner + f"%{limit} = constant {{value = {self.rng.randint(0, 3)}}} : i64",
+            inner + f'%{go} = cmp %{n.name}, %{limit} {{predicate = "lt"}} : i1',
+            inner + f"condition %{go}, %{n.name}, %{y.name}",
+            self.indent + "} {",
+        ]
+        n2, y2 = replace(n, name=self.fresh()), replace(y, name=self.fresh())
+        self.region([n2, y2], [n2, y2], self.rng.randint(1, 4), counter=n2)
+        self.lines.append(self.indent + "}")
+        self.pool += results
+
     def if_op(self) -> None:
         cond = self.pick(lambda v: v.dtype == "i1" and not v.shape)
         outs = [v for v in (self.pick(lambda v: v.dtype != "i1") for _ in range(2)) if v]
@@ -347,9 +404,11 @@ class Gen:
     def kernel(self, n_ops: int) -> str:
         for _ in range(n_ops):
             r = self.rng.random()
-            if r < 0.08:
+            if r < 0.07:
                 self.for_loop()
-            elif r < 0.14:
+            elif r < 0.1:
+                self.while_loop()
+            elif r < 0.15:
                 self.if_op()
             else:
                 self.simple()

@@ -36,10 +36,13 @@ so a thread may load ``min(1024, 16 / 4, 16 / 4) = 4`` floats with one instructi
 non-negativity are kept through ``add``/``mul``/``shl``/``convert`` as if integers were
 unbounded (Triton assumes the same; divisibility needs no such assumption, as wrapping
 keeps the low bits). (2) A pointer argument is aligned to its pointee's size (what a
-typed access needs anyway), and to more if the signature promises it. (3) A loop or
-branch result is the meet of everything that can flow into it; loops are iterated to a
-fixed point. Everything else is proved from the op semantics in ``tlxc/ir/ops``; each rule
-says what it relies on. Loads, floats, dots and unknown ops give "nothing known".
+typed access needs anyway), and to more if the signature promises it. (3) Hints
+(``multiple_of``, ``max_contiguous``) are true. Everything else is proved from the op
+semantics in ``tlxc/ir/ops``; each rule's docstring says what it relies on, and
+``tests/analysis/test_axis_info_soundness.py`` checks the rules against the interpreter.
+A loop-carried value or an ``if`` result gets the meet of everything that can flow into
+it, loops being iterated to a fixed point. Loads, floats, dots and ops without a rule
+give "nothing known".
 """
 
 from __future__ import annotations
@@ -171,16 +174,21 @@ def _scalar(div: int, non_negative: bool = False) -> AxisInfo:
 
 
 def _fit(info: AxisInfo, t: Type) -> AxisInfo:
-    """Clamp to the shape: runs and chunks never exceed (and always divide) a dimension."""
+    """Clamp to the shape: runs and chunks never exceed (and always divide) a dimension.
+    A known constant says everything: one value everywhere."""
     dims = _dims(t)
     assert info.rank == len(dims), f"axis info of rank {info.rank} for {t}"
-    lim = [n & -n for n in dims]
+    lim = tuple(n & -n for n in dims)
+    if info.constant is not None:
+        ones = (1,) * len(dims)
+        return AxisInfo(ones, (pow2_divisor(info.constant),) * len(dims), lim, info.constant,
+                        info.constant >= 0 or _unsigned(t))
     return AxisInfo(
         tuple(max(1, min(c, m)) for c, m in zip(info.contiguity, lim)),
         tuple(_cap(x) for x in info.divisibility),
         tuple(max(1, min(k, m)) for k, m in zip(info.constancy, lim)),
         info.constant,
-        info.non_negative or _unsigned(t) or (info.constant is not None and info.constant >= 0),
+        info.non_negative or _unsigned(t),
     )
 
 
@@ -363,8 +371,8 @@ def _cmp(a: AxisInfo, b: AxisInfo, predicate: str, t: Type, result: Type) -> Axi
     """An i1 tile: only constancy matters. Besides chunks where both sides are constant,
     ``run < constant`` and ``run >= constant`` are constant on ``_aligned_chunk``'s chunks
     (``t < B`` iff ``t + g - 1 < B`` for multiples ``t``, ``B`` of ``g``), as are
-    ``constant > run`` and ``constant <= run``; ``==``, ``<=``, ``>`` against a run are not
-    (``4 <= 4`` but not ``5 <= 4``)."""
+    ``constant > run`` and ``constant <= run``. ``run <= B``, ``run > B`` and ``==``,
+    ``!=`` are not: the answer changes at ``t = B``, which may start a chunk."""
     if a.constant is not None and b.constant is not None and _is_int(t):
         v = ev.eval_cmp(predicate, a.constant, b.constant, t.scalar)
         if v is not None:
@@ -467,10 +475,13 @@ def _reshape(x: AxisInfo, src: Type, dst: Type, can_reorder: bool, unit: int) ->
 
 def _hint(x: AxisInfo, name: str, values: Sequence[int]) -> AxisInfo:
     """``multiple_of`` / ``max_contiguous``: the user's promise, in the units of the
-    value (bytes for a pointer's ``multiple_of``). A hint only adds knowledge: both the
-    promise and what was proved hold, so the larger of the two is kept. A value promised
-    in runs of ``v`` is in runs of ``v``'s largest power-of-two divisor; the old
-    divisibility stays right for the run starts of longer runs, which are a subset."""
+    value (bytes for a pointer's ``multiple_of``). As in Triton, ``multiple_of`` speaks of
+    the first element of every run (for a run no promise could cover every element), so
+    the idiom ``max_contiguous(multiple_of(x, B), B)`` promises runs of ``B`` starting at
+    multiples of ``B``. A hint only adds knowledge: the promise and the proof both hold,
+    so the larger is kept. Runs of ``v`` are runs of ``v``'s largest power-of-two divisor;
+    the divisibility of shorter runs stays right for longer ones, whose starts are a
+    subset."""
     hinted = tuple(pow2_divisor(int(v)) for v in values)
     if name == "multiple_of":
         div = tuple(max(a, h) for a, h in zip(x.divisibility, hinted))
@@ -565,7 +576,7 @@ class _Analyzer:
                 src = op.operands[0].type
                 for r in op.results:
                     if len(src.shape) == 1:
-                        self.set(r, _scalar(_div_every(x, _unit(src)), x.non_negative))
+                        self.set(r, AxisInfo((1,), (_div_every(x, _unit(src)),), (1,), x.constant, x.non_negative))
                     else:
                         self.set(r, AxisInfo(x.contiguity[:-1], x.divisibility[:-1], x.constancy[:-1], x.constant,
                                              x.non_negative))
