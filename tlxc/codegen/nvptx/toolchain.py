@@ -1,10 +1,9 @@
 """Running NVIDIA's tools: ptxas (PTX -> cubin, with the resource figures) and nvdisasm
 (cubin -> SASS).
 
-The tools are found, in order, at an explicit path the caller passes, in the
-``nvidia-cuda-nvcc`` / ``nvidia-cuda-nvdisasm`` wheels, under ``$CUDA_HOME/bin``, on
-``PATH`` and under ``/usr/local/cuda/bin``. Missing tools are not an error until a
-cubin or SASS is asked for.
+ptxas is found by the runtime's search (``tlxc.runtime.ptxas``: ``TLXC_PTXAS``, PATH,
+CUDA_HOME, /usr/local/cuda, the ``nvidia-cuda-nvcc`` wheel); nvdisasm beside it or in the
+same places. Missing tools are not an error until a cubin or SASS is asked for.
 """
 
 from __future__ import annotations
@@ -29,26 +28,23 @@ class ToolNotFound(CompilationError):
 
 @lru_cache(maxsize=None)
 def find_tool(name: str) -> str | None:
+    """Path of ``ptxas`` or ``nvdisasm``, or None. ptxas is found the way the runtime
+    finds it (one search for both); nvdisasm beside it or in the same places."""
+    from ...runtime.ptxas import find_ptxas
+
+    ptxas_path = find_ptxas()
+    if name == "ptxas":
+        return ptxas_path
     explicit = os.environ.get(f"TLXC_{name.upper()}")
-    if explicit:
-        return explicit
-    candidates = []
-    for pkg in ("nvidia.cuda_nvcc", "nvidia.cuda_nvdisasm"):
-        try:
-            mod = __import__(pkg, fromlist=["__file__"])
-            base = os.path.dirname(mod.__file__) if getattr(mod, "__file__", None) else list(mod.__path__)[0]
-            candidates.append(os.path.join(base, "bin", name))
-        except ImportError:
-            pass
+    candidates = [explicit] if explicit else []
+    if ptxas_path:
+        candidates.append(os.path.join(os.path.dirname(ptxas_path), name))
     for env in ("CUDA_HOME", "CUDA_PATH"):
         if os.environ.get(env):
             candidates.append(os.path.join(os.environ[env], "bin", name))
-    which = shutil.which(name)
-    if which:
-        candidates.append(which)
-    candidates.append(os.path.join("/usr/local/cuda/bin", name))
+    candidates += [shutil.which(name) or "", os.path.join("/usr/local/cuda/bin", name)]
     for c in candidates:
-        if os.path.isfile(c) and os.access(c, os.X_OK):
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return c
     return None
 
