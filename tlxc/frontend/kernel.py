@@ -5,17 +5,16 @@ CPU, or ``kernel.compile(...)`` ahead of time."""
 from __future__ import annotations
 
 import inspect
-import os
+from functools import partial
+from types import FunctionType
 from typing import Any, Callable, Sequence
 
 from ..errors import CompilationError, SemanticError, TlxcError, clean
 from ..language.core import constexpr
 from .callsite import caller_location
+from .launch import ENV_GET, ENV_KEY, ENV_OFF, LAUNCH_OPTIONS, Launcher, make_fast_launch, subscript
 from .source import FunctionSource, parse_function
 from .specialize import ArgSpec, parse_signature, spec_of
-
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "ctas_per_cga", "maxnreg", "stream", "debug",
-                  "enable_fp_fusion", "launch_cooperative_grid", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
 
 
 def _is_constexpr_annotation(ann: Any) -> bool:
@@ -48,7 +47,13 @@ class KernelFunction:
         self.do_not_specialize = names
         self.debug = debug
         self._source: FunctionSource | None = None
-        self.cache: dict[Any, Any] = {}
+        # launch.py: the fast path's table of ready variants, its launchers by grid of ints,
+        # its generated functions and the argument kinds they speculate on (from the first launch)
+        self._fast: dict[Any, Any] = {}
+        self._launchers: dict[Any, Any] = {}
+        self._fast_fns: Any = ()  # () until made, None where the kernel has none
+        self._fast_kinds: tuple[str, ...] | None = None  # the argument kinds it speculates on
+        self.cache = _VariantCache()
         self.last_compiled: Any = None
 
     def __repr__(self) -> str:
@@ -68,13 +73,46 @@ class KernelFunction:
     def runtime_params(self) -> list[str]:
         return [p for p in self.params if p not in self.constexpr_params]
 
+    @property
+    def cache(self) -> dict[Any, Any]:
+        """The compiled variants by (argument specs, constexprs, options). Replacing or
+        removing entries (or the dict) also empties the fast path's table, so that
+        launches see the change."""
+        return self._cache
+
+    @cache.setter
+    def cache(self, value: dict[Any, Any]) -> None:
+        self._cache = value if isinstance(value, _VariantCache) else _VariantCache(value)
+        self._cache.fast = self._fast
+        self._fast.clear()
+
+    @property
+    def _fast_launch(self) -> Any:
+        """The generated launch functions (launch.make_fast_launch), made at the first need."""
+        if self._fast_fns == ():
+            self._fast_fns = make_fast_launch(self)
+        return self._fast_fns
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(f"{self.__name__} is a tlxc kernel: launch it with {self.__name__}[grid](...), or call it "
                            "from another kernel")
 
     # -- launching --------------------------------------------------------------------------------
-    def __getitem__(self, grid: Any) -> "Launcher":
-        return Launcher(self, grid, interpret=os.environ.get("TLXC_INTERPRET", "0") not in ("", "0"))
+    def __getitem__(self, grid: Any) -> Any:
+        """A callable that launches the kernel on ``grid`` (launch.py: the fast path,
+        bound to the grid, or the interpreter under TLXC_INTERPRET)."""
+        if ENV_GET(ENV_KEY) not in ENV_OFF:
+            return Launcher(self, grid, interpret=True)
+        try:
+            launcher = self._launchers.get(grid)
+        except TypeError:  # an unhashable grid (a list)
+            launcher = None
+        if launcher is not None:
+            return launcher
+        fast = self._fast_fns
+        if fast and type(grid) is FunctionType:  # a grid function: bound afresh each time (launch.subscript)
+            return partial(fast[1], grid)
+        return subscript(self, grid)
 
     @property
     def interpret(self) -> "_InterpretIndexer":
@@ -212,6 +250,46 @@ class KernelFunction:
         return self.get_compiled(specs, consts, CompileOptions(arch="sm_90a"))
 
 
+class _VariantCache(dict):
+    """``KernelFunction.cache``: a dict that empties the fast table (``fast``) when an
+    entry is replaced or removed (a new one leaves the table as it is)."""
+
+    fast: dict[Any, Any] | None = None
+
+    def _changed(self) -> None:
+        if self.fast is not None:
+            self.fast.clear()
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if key in self:
+            self._changed()
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        super().__delitem__(key)
+        self._changed()
+
+    def clear(self) -> None:
+        super().clear()
+        self._changed()
+
+    def pop(self, *args: Any) -> Any:
+        self._changed()
+        return super().pop(*args)
+
+    def popitem(self) -> Any:
+        self._changed()
+        return super().popitem()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        super().update(*args, **kwargs)
+        self._changed()
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        self._changed()
+        return super().setdefault(key, default)
+
+
 def _global_value(qualified: str) -> Any:
     import sys
 
@@ -219,96 +297,6 @@ def _global_value(qualified: str) -> Any:
     mod = sys.modules.get(module)
     v = getattr(mod, name, None) if mod is not None else None
     return v.value if isinstance(v, constexpr) else v
-
-
-def normalize_grid(grid: Any, meta: dict[str, Any], loc: Any) -> tuple[int, int, int]:
-    if callable(grid):
-        grid = grid(meta)
-    if isinstance(grid, int):
-        grid = (grid,)
-    if not isinstance(grid, (tuple, list)) or not 1 <= len(grid) <= 3:
-        raise CompilationError("TLXC-LAUNCH-003", f"the grid must be 1 to 3 integers, got {grid!r}", loc)
-    dims = []
-    for g in grid:
-        try:
-            g = int(g)
-        except (TypeError, ValueError):
-            raise CompilationError("TLXC-LAUNCH-003", f"grid dimension {g!r} is not an integer", loc) from None
-        if g < 0:
-            raise CompilationError("TLXC-LAUNCH-003", f"grid dimension {g} is negative", loc)
-        dims.append(g)
-    return tuple(dims + [1] * (3 - len(dims)))  # type: ignore[return-value]
-
-
-class Launcher:
-    """``kernel[grid]``: calling it compiles (once per specialization) and launches."""
-
-    def __init__(self, kernel: KernelFunction, grid: Any, interpret: bool) -> None:
-        self.kernel = kernel
-        self.grid = grid
-        self.interpret = interpret
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from ..compiler import CompileOptions
-
-        loc = caller_location()
-        try:
-            values, launch = self.kernel.bind(args, dict(kwargs), loc)
-            grid = normalize_grid(self.grid, dict(values), loc)
-            specs, consts = self.kernel.specialize(values, loc)
-            arch = "sm_90a" if self.interpret else _gpu_arch(loc)
-            options = CompileOptions(arch=arch, num_warps=int(launch.get("num_warps", 4)),
-                                     num_stages=int(launch.get("num_stages", 3)),
-                                     num_ctas=int(launch.get("num_ctas", 1)))
-            options.check(loc)
-            ck = self.kernel.get_compiled(specs, consts, options)
-            runtime = [values[p] for p in self.kernel.runtime_params]
-            if grid[0] * grid[1] * grid[2] == 0:
-                return ck
-            if not self.interpret:
-                loaded = _loaded(ck)
-                loaded(grid, runtime, stream=launch.get("stream"))
-                return ck
-            from ..interpreter import run_kernel
-
-            run_kernel(ck.func, grid, runtime)
-            return ck
-        except TlxcError as e:
-            raise clean(e) from None
-
-
-def _gpu_arch(loc: Any) -> str:
-    """The target of the GPU the runtime launches on."""
-    from ..compiler import TARGETS
-    from ..runtime import device
-
-    arch = device().arch
-    if arch not in TARGETS:
-        raise CompilationError("TLXC-LAUNCH-003", f"this GPU is {arch}; tlxc generates code for "
-                               f"{', '.join(t for t in TARGETS if t.startswith('sm_'))}", loc)
-    return arch
-
-
-def _loaded(ck: Any) -> Any:
-    """The runtime kernel of a compiled variant, made once."""
-    lk = getattr(ck, "_loaded", None)
-    if lk is None:
-        from ..runtime import LoadedKernel
-
-        binary = ck.asm["cubin"] if ck.asm.get("cubin") is not None or _has(ck, "cubin") else ck.asm["ptx"]
-        lk = LoadedKernel(binary, ck.metadata["name"], [str(s) for s in ck.signature.values()],
-                          num_warps=ck.metadata["num_warps"], shared_bytes=ck.metadata["shared"],
-                          arg_names=list(ck.signature), metadata={"arch": ck.options.arch})
-        ck._loaded = lk
-    return lk
-
-
-def _has(ck: Any, key: str) -> bool:
-    try:
-        ck.asm[key]
-        return True
-    except KeyError:
-        return False
 
 
 class _InterpretIndexer:
