@@ -108,7 +108,7 @@ class CompiledKernel:
     @property
     def specialization(self) -> str:
         """What this variant assumes, e.g. ``x: *fp32:16, n: i32:16, BLOCK=1024``."""
-        parts = [f"{k}: {v}" for k, v in self.signature.items()]
+        parts = [f"{k}: {v}" + ("=1" if v.equals_one else "") for k, v in self.signature.items()]
         parts += [f"{k}={v!r}" for k, v in self.constants.items()]
         return ", ".join(parts)
 

@@ -428,3 +428,27 @@ def test_interpret_switch_is_read_at_each_subscription(gpu: FakeGPU, mod: Any,
     monkeypatch.delenv("TLXC_INTERPRET")
     mod.g[(1,)](out, 1)
     assert len(gpu.launches) == 4
+
+
+def test_int_equal_to_one_is_a_constant_as_in_triton(load_kernels) -> None:
+    """Triton specializes an int argument equal to 1 as the constant 1 (unit strides make
+    accesses provably contiguous); both launch paths agree, and the value is still passed."""
+    import numpy as np
+
+    mod = load_kernels("""
+@tlxc.jit
+def k(x, stride, out, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out + offs, tl.load(x + offs * stride))
+""")
+    x = np.arange(32, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    mod.k.interpret[(1,)](x, 1, out, BLOCK=16)
+    np.testing.assert_array_equal(out, x[:16])
+    one = mod.k.last_compiled
+    assert one.signature["stride"].equals_one and "stride: i32=1" in one.specialization
+    assert "splat %stride" not in one.asm["ir"]  # the kernel never reads the argument
+    mod.k.interpret[(1,)](x, 2, out, BLOCK=16)
+    np.testing.assert_array_equal(out, x[::2])
+    assert not mod.k.last_compiled.signature["stride"].equals_one
+    assert "stride: i32 -> i32" in mod.k.last_compiled.recompile_reason or mod.k.last_compiled is not one

@@ -30,7 +30,7 @@ def build_module(kernel: "KernelFunction", specs: dict[str, ArgSpec], constants:
     module.body.append(func)
     scope: dict[str, Any] = dict(constants)
     for p, arg in zip(runtime, body.args):
-        scope[p] = Tensor(arg)
+        scope[p] = 1 if specs[p].equals_one else Tensor(arg)
     builder = Builder(body, src.loc(src.tree))
     used: dict[str, Any] = {}
     gen = CodeGenerator(src, builder, scope, used_globals=used)

@@ -25,8 +25,9 @@ The key, and why equal keys mean the same variant. Per runtime argument three sl
 * a tensor-like (a type whose objects have ``data_ptr()``): its type, whether
   ``data_ptr()`` is 16-byte aligned (None under ``do_not_specialize``) and its ``dtype``
   object -- ``spec_of`` derives the pointer's ArgSpec from exactly these;
-* an ``int`` that fits in i32: ``int``, whether it is divisible by 16 (None under
-  ``do_not_specialize``), None; a larger one: ``int``, its ArgSpec from ``spec_of``, None;
+* an ``int`` that fits in i32: ``int``, the marker ``__ONE`` when it equals 1 (the
+  kernel then sees the constant, as in Triton) else whether it is divisible by 16 (None
+  under ``do_not_specialize``), None; a larger one: ``int``, its ArgSpec from ``spec_of``, None;
 * a ``float``: ``float``, None, None (always fp32);
 * anything else (bool, numpy scalars, int subclasses...): its type, its ArgSpec from
   ``spec_of`` itself, None.
@@ -399,6 +400,7 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
         "__TlxcError": TlxcError, "__clean": clean, "__LF": lambda fn: Launcher(kernel, fn, False),
         # builtins under names no parameter can take (a kernel may have one called ``type``)
         "__type": type, "__len": len, "__int": int, "__float": float, "__tuple": tuple, "__Exception": Exception,
+        "__ONE": "equals one",
         "__INT": _scalar_types()[0], "__FLOAT": _scalar_types()[1], "__wide": lambda v: spec_of(v, False).type,
         "__opts": lambda *v: {o: x for o, x in zip(opts, v) if x is not _MISSING},
         "__POS": frozenset(positional),
@@ -424,7 +426,8 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
                      f"    __k{i} = {n}.data_ptr() & 15 == 0" if spec else f"    __k{i} = None",
                      f"    __d{i} = {n}.dtype",
                      f"elif __t{i} is __int:",
-                     f"    __k{i} = {f'{n} & 15 == 0' if spec else 'None'} if -2147483648 <= {n} <= 2147483647 "
+                     f"    __k{i} = {f'(__ONE if {n} == 1 else {n} & 15 == 0)' if spec else 'None'} "
+                     f"if -2147483648 <= {n} <= 2147483647 "
                      f"else __big({n}, {spec})",
                      f"    __d{i} = None",
                      f"elif __t{i} is __float:",
@@ -441,7 +444,8 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
             if kind == "ptr":
                 spec_slots.append(f"__type({n}), {f'{n}.data_ptr() & 15 == 0' if flag else 'None'}, {n}.dtype")
             elif kind == "int":
-                spec_slots.append(f"__INT[__type({n})], {f'{n} & 15 == 0' if flag else 'None'}, "
+                one = f"(__ONE if {n} == 1 and __type({n}) is __int else {n} & 15 == 0)"
+                spec_slots.append(f"__INT[__type({n})], {one if flag else 'None'}, "
                                   f"-2147483648 <= {n} <= 2147483647 or __wide({n})")
             elif kind == "float":
                 spec_slots.append(f"__FLOAT[__type({n})], None, None")

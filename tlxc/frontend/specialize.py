@@ -27,6 +27,9 @@ class ArgSpec:
 
     type: Type
     divisibility: int = 1
+    # a Python int equal to 1: the kernel sees the constant 1 (Triton specializes these, so
+    # unit strides make accesses contiguous); the argument is still passed, and unused
+    equals_one: bool = False
 
     def __str__(self) -> str:
         t = self.type
@@ -156,6 +159,8 @@ def spec_of(arg: Any, specialize: bool) -> ArgSpec:
             t = int32 if -(2 ** 31) <= v < 2 ** 31 else int64 if -(2 ** 63) <= v < 2 ** 63 else uint64
             if v >= 2 ** 64 or v < -(2 ** 63):
                 raise SemanticError("TLXC-LAUNCH-003", f"integer argument {v} does not fit in 64 bits")
+        if specialize and v == 1 and type(arg) is int:
+            return ArgSpec(t, 1, equals_one=True)
         return ArgSpec(t, ALIGN if specialize and v % ALIGN == 0 else 1)
     if isinstance(arg, float):  # Python floats (np.float64 included) pass as fp32, as in Triton
         return ArgSpec(f32)
