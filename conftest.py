@@ -66,6 +66,8 @@ def pytest_configure(config: pytest.Config) -> None:
     import os
 
     config.addinivalue_line("markers", "interpreter_only: checks the interpreter itself (skipped on the GPU)")
+    config.addinivalue_line("markers", "not_on_gpu_yet(reason): uses what the NVIDIA code generator cannot compile "
+                                       "yet (skipped on the GPU, with the reason)")
     if os.environ.get("TLXC_TEST_ON_GPU") not in (None, "", "0"):
         import numpy as np
 
@@ -112,3 +114,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     for item in items:
         if item.get_closest_marker("interpreter_only"):
             item.add_marker(skip)
+        later = item.get_closest_marker("not_on_gpu_yet")
+        if later:
+            item.add_marker(pytest.mark.skip(reason=f"not compiled for NVIDIA yet: {later.args[0]}"))

@@ -23,6 +23,9 @@ import pytest
 import tlxc
 from tlxc.frontend.launch import Launcher
 
+# these tests drive launches through a fake driver: not meaningful with the real GPU harness
+pytestmark = pytest.mark.interpreter_only
+
 
 class FakeTensor:
     """A GPU array as the launch path sees one: an address and a numpy dtype."""
