@@ -10,9 +10,7 @@ path is seen from ``KernelFunction.bind``, which only the slow path calls."""
 
 from __future__ import annotations
 
-import ctypes
 import linecache
-import operator
 import struct
 import traceback
 from typing import Any, Callable
@@ -38,43 +36,10 @@ class FakeTensor:
         return self.ptr
 
 
-class FakeGPU:
-    def __init__(self) -> None:
-        self.launches: list[tuple[tuple[int, int, int], int, bytes]] = []
-
-
 @pytest.fixture
-def gpu(monkeypatch: pytest.MonkeyPatch) -> FakeGPU:
-    """Driver calls replaced: launches are recorded as (grid, stream, packed arguments)."""
-    from tlxc.runtime import driver
-
-    fake = FakeGPU()
-    dev = driver.Device(0, 0, 0, "Fake GPU", (9, 0), 132, 232448)
-    monkeypatch.setattr(driver, "device", lambda: dev)
-    monkeypatch.setattr(driver, "load_module", lambda binary: "module")
-    monkeypatch.setattr(driver, "get_function", lambda module, name: 0x1234)
-    monkeypatch.setattr(driver, "set_dynamic_shared", lambda func, n, name: None)
-    monkeypatch.setattr(driver, "function_attribute", lambda func, name: 255)
-    monkeypatch.setattr(driver, "stream_object", lambda handle: handle)
-
-    def launch_code(func: Any, block: Any, shared: int, cluster: Any, cooperative: bool,
-                    ns: dict[str, Any]) -> tuple[list[str], Any]:
-        size = ns["_pack_into"].__self__.size
-
-        def record(gx: int, gy: int, gz: int, st: int, kp: int) -> int:
-            if not all(0 <= operator.index(g) < 2**32 for g in (gx, gy, gz)):
-                raise OverflowError("can't convert negative value to unsigned int")
-            if not (gx and gy and gz):
-                return driver.CUDA_ERROR_INVALID_VALUE
-            data = ctypes.string_at(ctypes.c_void_p.from_address(kp).value, size) if kp else b""
-            fake.launches.append(((gx, gy, gz), st, data))
-            return 0
-
-        ns["_record"] = record
-        return ["r = _record(gx, gy, gz, st, kp)"], None
-
-    monkeypatch.setattr(driver, "launch_code", launch_code)
-    return fake
+def gpu(fake_driver: Any) -> Any:
+    """Driver calls replaced (tests/conftest.py): launches are recorded as (grid, stream, packed arguments)."""
+    return fake_driver
 
 
 SOURCE = """
@@ -141,7 +106,7 @@ X, Y = FakeTensor(0x7F0000000000), FakeTensor(0x7F0000100000)
 X4 = FakeTensor(0x7F0000000004)  # 4 bytes past a 16-byte boundary
 
 
-def test_second_launch_takes_the_fast_path(gpu: FakeGPU, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_second_launch_takes_the_fast_path(gpu: Any, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     slow = slow_calls(mod.k, monkeypatch)
     a = mod.k[(2,)](X, Y, 64, 3, BLOCK=32)
     assert len(slow) == 1 and a.specialization == "x: *fp32:16, y: *fp32:16, n: i32:16, m: i32, BLOCK=32, FLAG=1"
@@ -154,7 +119,7 @@ def test_second_launch_takes_the_fast_path(gpu: FakeGPU, mod: Any, monkeypatch: 
     assert len(slow) == 1 and [grid for grid, _, _ in gpu.launches[2:]] == [(2, 1, 1), (2, 3, 1)]
 
 
-def test_alignment_change_is_a_new_variant(gpu: FakeGPU, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_alignment_change_is_a_new_variant(gpu: Any, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     aligned = both(mod.k, (1,), X, Y, 64, 0, BLOCK=32)
     misaligned = both(mod.k, (1,), X4, Y, 64, 0, BLOCK=32)
     assert misaligned is not aligned
@@ -175,7 +140,7 @@ def test_alignment_change_is_a_new_variant(gpu: FakeGPU, mod: Any, monkeypatch: 
                                     (True, "i1"), (np.int64(48), "i64:16"), (np.int32(7), "i32"),
                                     (np.uint32(16), "u32:16"),
                                     (2.5, "fp32"), (np.float64(1.0), "fp32"), (np.float16(1.0), "fp16")])
-def test_scalars_specialize_as_on_the_slow_path(gpu: FakeGPU, mod: Any, monkeypatch: pytest.MonkeyPatch,
+def test_scalars_specialize_as_on_the_slow_path(gpu: Any, mod: Any, monkeypatch: pytest.MonkeyPatch,
                                                 n: Any, spec: str) -> None:
     ck = both(mod.k, (1,), X, Y, n, 0, BLOCK=32)
     assert str(ck.signature["n"]) == spec
@@ -184,7 +149,7 @@ def test_scalars_specialize_as_on_the_slow_path(gpu: FakeGPU, mod: Any, monkeypa
     assert not slow  # bools and numpy scalars too: their key slot is spec_of's answer
 
 
-def test_arguments_that_change_kind(gpu: FakeGPU, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_arguments_that_change_kind(gpu: Any, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The fast path speculates that each argument keeps the kind of its first launch
     (pointer, int, float); arguments of other kinds take its general code, to the same
     decisions."""
@@ -225,7 +190,7 @@ def test_arguments_that_change_kind(gpu: FakeGPU, mod: Any, monkeypatch: pytest.
     assert not slow
 
 
-def test_divisibility_and_do_not_specialize(gpu: FakeGPU, mod: Any) -> None:
+def test_divisibility_and_do_not_specialize(gpu: Any, mod: Any) -> None:
     div = both(mod.k, (1,), X, Y, 1024, 7, BLOCK=32)
     nodiv = both(mod.k, (1,), X, Y, 1000, 7, BLOCK=32)
     assert div is not nodiv and len(mod.k.cache) == 2
@@ -233,14 +198,14 @@ def test_divisibility_and_do_not_specialize(gpu: FakeGPU, mod: Any) -> None:
     assert both(mod.k, (1,), X, Y, 1024, 2**40, BLOCK=32) is not div  # but its type still is (i64)
 
 
-def test_integer_too_large_is_the_slow_paths_error(gpu: FakeGPU, mod: Any) -> None:
+def test_integer_too_large_is_the_slow_paths_error(gpu: Any, mod: Any) -> None:
     mod.k[(1,)](X, Y, 1, 0, BLOCK=32)
     with pytest.raises(tlxc.CompilationError, match="does not fit in 64 bits") as info:
         mod.k[(1,)](X, Y, 2**64, 0, BLOCK=32)
     assert info.value.code == "TLXC-LAUNCH-003"
 
 
-def test_constexpr_change_is_a_new_variant(gpu: FakeGPU, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_constexpr_change_is_a_new_variant(gpu: Any, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     b32 = both(mod.k, (1,), X, Y, 64, 0, BLOCK=32)
     b64 = both(mod.k, (1,), X, Y, 64, 0, BLOCK=64)
     assert b64 is not b32 and b64.constants == {"BLOCK": 64, "FLAG": 1}
@@ -257,7 +222,7 @@ def test_constexpr_change_is_a_new_variant(gpu: FakeGPU, mod: Any, monkeypatch: 
     assert not slow
 
 
-def test_dtype_change_is_a_new_variant(gpu: FakeGPU, mod: Any) -> None:
+def test_dtype_change_is_a_new_variant(gpu: Any, mod: Any) -> None:
     f32 = both(mod.k, (1,), X, Y, 64, 0, BLOCK=32)
     f16 = both(mod.k, (1,), FakeTensor(X.ptr, np.float16), Y, 64, 0, BLOCK=32)
     assert f16 is not f32 and str(f16.signature["x"]) == "*fp16:16"
@@ -266,7 +231,7 @@ def test_dtype_change_is_a_new_variant(gpu: FakeGPU, mod: Any) -> None:
     assert info.value.code == "TLXC-LAUNCH-003"
 
 
-def test_module_global_change_recompiles(gpu: FakeGPU, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_module_global_change_recompiles(gpu: Any, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     first = mod.g[(1,)](X, 1)
     slow = slow_calls(mod.g, monkeypatch)
     assert mod.g[(1,)](X, 1) is first and not slow
@@ -283,7 +248,7 @@ def test_module_global_change_recompiles(gpu: FakeGPU, mod: Any, monkeypatch: py
     assert third is not second and third.used_globals == {mod.__name__ + ".SCALE": 9}
 
 
-def test_cache_writes_empty_the_fast_table(gpu: FakeGPU, mod: Any) -> None:
+def test_cache_writes_empty_the_fast_table(gpu: Any, mod: Any) -> None:
     first = mod.k[(1,)](X, Y, 64, 0, BLOCK=32)
     mod.k.cache.clear()
     second = mod.k[(1,)](X, Y, 64, 0, BLOCK=32)
@@ -298,7 +263,7 @@ def _call_site(fn: Callable[[], Any]) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("warm", [False, True])
-def test_wrong_calls_raise_the_slow_paths_errors_at_the_callers_line(gpu: FakeGPU, mod: Any, warm: bool) -> None:
+def test_wrong_calls_raise_the_slow_paths_errors_at_the_callers_line(gpu: Any, mod: Any, warm: bool) -> None:
     if warm:  # the fast table holds a variant: the fast path is the one that sees these calls
         mod.k[(1,)](X, Y, 64, 0, BLOCK=32)
         mod.mixed[(1,)](X, 8, 16)
@@ -329,7 +294,7 @@ def test_wrong_calls_raise_the_slow_paths_errors_at_the_callers_line(gpu: FakeGP
         assert len(inner) <= 1, inner  # the user sees one frame of tlxc at most
 
 
-def test_grid_callable_receives_meta_once_per_launch(gpu: FakeGPU, mod: Any,
+def test_grid_callable_receives_meta_once_per_launch(gpu: Any, mod: Any,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[dict[str, Any]] = []
 
@@ -348,7 +313,7 @@ def test_grid_callable_receives_meta_once_per_launch(gpu: FakeGPU, mod: Any,
     assert len(gpu.launches) == 2
 
 
-def test_num_warps_and_stages_make_new_variants(gpu: FakeGPU, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_num_warps_and_stages_make_new_variants(gpu: Any, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     w4 = both(mod.k, (1,), X, Y, 64, 0, BLOCK=32)
     w8 = both(mod.k, (1,), X, Y, 64, 0, BLOCK=32, num_warps=8)
     assert w8 is not w4 and w8.options.num_warps == 8 and w8._loaded.num_warps == 8
@@ -361,7 +326,7 @@ def test_num_warps_and_stages_make_new_variants(gpu: FakeGPU, mod: Any, monkeypa
     assert not slow
 
 
-def test_stream_is_passed_through(gpu: FakeGPU, mod: Any) -> None:
+def test_stream_is_passed_through(gpu: Any, mod: Any) -> None:
     mod.k[(1,)](X, Y, 64, 0, BLOCK=32, stream=0x55)  # slow path
     mod.k[(1,)](X, Y, 64, 0, BLOCK=32, stream=0x66)  # fast path
     mod.k[(1,)](X, Y, 64, 0, BLOCK=32)
@@ -369,7 +334,7 @@ def test_stream_is_passed_through(gpu: FakeGPU, mod: Any) -> None:
     assert [st for _, st, _ in gpu.launches] == [0x55, 0x66, 0, 0x77]
 
 
-def test_keyword_call_shapes_take_the_fast_path(gpu: FakeGPU, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_keyword_call_shapes_take_the_fast_path(gpu: Any, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     ck = mod.k[(1,)](X, Y, 64, 0, BLOCK=32)
     slow = slow_calls(mod.k, monkeypatch)
     assert mod.k[(1,)](x=X, y=Y, n=64, m=0, BLOCK=32) is ck
@@ -379,7 +344,7 @@ def test_keyword_call_shapes_take_the_fast_path(gpu: FakeGPU, mod: Any, monkeypa
     assert all(data == gpu.launches[0][2] for _, _, data in gpu.launches)
 
 
-def test_constexprs_between_runtime_parameters(gpu: FakeGPU, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_constexprs_between_runtime_parameters(gpu: Any, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     a = both(mod.mixed, (1,), X, 8, 16)
     assert a.specialization == "x: *fp32:16, n: i32:16, eps: fp32, B=8, C=4"
     slow = slow_calls(mod.mixed, monkeypatch)
@@ -392,7 +357,7 @@ def test_constexprs_between_runtime_parameters(gpu: FakeGPU, mod: Any, monkeypat
     assert mod.mixed[(1,)](X, 8, 16, 1) is not a  # eps an int: i32
 
 
-def test_unusual_signatures(gpu: FakeGPU, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unusual_signatures(gpu: Any, mod: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     a = both(mod.constexprs_only, (1,), 3)
     assert both(mod.constexprs_only, (1,), A=3, B=2) is a and both(mod.constexprs_only, (1,), 3, 2) is a
     # parameters named like builtins and launch options: they are parameters, not options
@@ -406,7 +371,7 @@ def test_unusual_signatures(gpu: FakeGPU, mod: Any, monkeypatch: pytest.MonkeyPa
         mod.constexprs_only[(1,)](3, 2, 1)
 
 
-def test_host_array_is_refused_on_every_launch(gpu: FakeGPU, mod: Any) -> None:
+def test_host_array_is_refused_on_every_launch(gpu: Any, mod: Any) -> None:
     from tlxc.runtime import LaunchError
 
     host = np.zeros(4, np.float32)
@@ -416,7 +381,7 @@ def test_host_array_is_refused_on_every_launch(gpu: FakeGPU, mod: Any) -> None:
     assert not gpu.launches
 
 
-def test_interpret_switch_is_read_at_each_subscription(gpu: FakeGPU, mod: Any,
+def test_interpret_switch_is_read_at_each_subscription(gpu: Any, mod: Any,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     out = FakeTensor(X.ptr, np.int32)
     mod.g[(1,)](out, 1)

@@ -6,12 +6,11 @@ from __future__ import annotations
 import struct
 import threading
 from pathlib import Path
+from typing import Any as FakeDriver  # the fixture's class lives in tests/conftest.py
 
 import pytest
 from test_runtime_args import FakeCudaArray
 from tlxc.runtime import CudaError, KernelCache, LaunchError, LoadedKernel
-
-from conftest import FakeDriver
 
 SIG = ["*fp32:16", "*fp32:16", "i32"]
 

@@ -1,0 +1,221 @@
+"""What the PTX must contain, FileCheck-style, per target (STYLE rule 12).
+
+Each test compiles one kernel for sm_90a and for sm_100a and matches the PTX against the
+check lines in its own body: ``# CHECK:`` lines for both targets, ``# SM90A:`` /
+``# SM100A:`` lines for one (``codegen_helpers.filecheck``; FileCheck's syntax: ``-NEXT``,
+``-NOT``, ``-COUNT-n``, ``-LABEL``, ``{{regex}}``, ``[[VAR]]`` from ``-D``). The whole PTX
+of the examples is kept under tests/golden/; these checks say which parts matter and why.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pytest
+from codegen_helpers import NVIDIA_ARCHS, compile_example, example_kernel, filecheck
+
+import tlxc
+import tlxc.language as tl
+
+pytestmark = pytest.mark.parametrize("arch", NVIDIA_ARCHS)
+
+
+@functools.lru_cache(maxsize=None)
+def _ptx(kernel: Any, signature: str, constants: tuple[tuple[str, Any], ...], arch: str, num_warps: int = 4) -> str:
+    return kernel.compile(signature, dict(constants), arch=arch, num_warps=num_warps).asm["ptx"]
+
+
+def _line(path: str, text: str) -> tuple[int, int]:
+    """(line, 1-based column) of the first occurrence of ``text`` in file ``path``."""
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if text in line:
+                return n, line.index(text) + 1
+    raise AssertionError(f"{text!r} not in {path}")
+
+
+# -- memory: vectorized global access ------------------------------------------------------------
+
+
+def test_vector_add_loads_16_bytes_when_n_is_divisible_by_16(arch: str) -> None:
+    """BLOCK=1024 over 128 threads: 8 fp32 per thread and input, in two 16-byte loads.
+    Aligned pointers alone are not enough: ``n``'s divisibility makes the mask constant
+    over each group of 4."""
+    ptx = _ptx(example_kernel("vector_add-0"), "*fp32:16,*fp32:16,*fp32:16,i32:16", (("BLOCK", 1024),), arch)
+    filecheck(ptx, test_vector_add_loads_16_bytes_when_n_is_divisible_by_16, arch)
+    # SM90A:       .version 8.3
+    # SM90A-NEXT:  .target sm_90a
+    # SM100A:      .version 8.6
+    # SM100A-NEXT: .target sm_100a
+    # CHECK-NEXT:  .address_size 64
+    # CHECK-LABEL: .visible .entry add_kernel(
+    # CHECK-NEXT:  .param .u64 add_kernel_param_0,
+    # CHECK:       .param .s32 add_kernel_param_3
+    # CHECK:       .maxntid 128, 1, 1
+    # CHECK-COUNT-4: ld.global.v4.b32 {%f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}}, [%rd{{[0-9]+}}];
+    # CHECK-NOT:   ld.global
+    # CHECK-COUNT-8: add.f32
+    # CHECK-NOT:   st.global.b32
+    # CHECK-COUNT-2: st.global.v4.b32 [%rd{{[0-9]+}}], {%f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}};
+    # CHECK-NOT:   st.global
+    # CHECK:       ret;
+
+
+def test_vector_add_loads_one_element_when_n_is_unknown(arch: str) -> None:
+    """The same kernel without ``:16`` on ``n``: a masked tail may end inside a group of 4,
+    so every element has its own predicate and its own 4-byte access."""
+    ptx = _ptx(example_kernel("vector_add-0"), "*fp32:16,*fp32:16,*fp32:16,i32", (("BLOCK", 1024),), arch)
+    filecheck(ptx, test_vector_add_loads_one_element_when_n_is_unknown, arch)
+    # SM90A:       .target sm_90a
+    # SM100A:      .target sm_100a
+    # CHECK-LABEL: .visible .entry add_kernel(
+    # CHECK-COUNT-16: @%p{{[0-9]+}} ld.global.b32 %f{{[0-9]+}}, [%rd{{[0-9]+}}];
+    # CHECK-NOT:   ld.global
+    # CHECK-COUNT-8: add.f32
+    # CHECK-NOT:   .v4.
+    # CHECK-COUNT-8: @%p{{[0-9]+}} st.global.b32 [%rd{{[0-9]+}}], %f{{[0-9]+}};
+    # CHECK-NOT:   st.global
+    # CHECK:       ret;
+
+
+def test_vector_add_line_info(arch: str) -> None:
+    """``.loc`` lines point each access at its source line and column in
+    examples/vector_add.py (what cuda-gdb, compute-sanitizer and Nsight show)."""
+    k = example_kernel("vector_add-0")
+    path = k.fn.__code__.co_filename
+    x_line, x_col = _line(path, "tl.load(x_ptr + offsets")
+    y_line, y_col = _line(path, "tl.load(y_ptr + offsets")
+    add_line, add_col = _line(path, "x + y, mask=mask)")
+    st_line, st_col = _line(path, "tl.store(out_ptr + offsets")
+    filecheck(compile_example("vector_add-0", arch).asm["ptx"], test_vector_add_line_info, arch,
+              X_LINE=x_line, X_COL=x_col, Y_LINE=y_line, Y_COL=y_col, ADD_LINE=add_line, ADD_COL=add_col,
+              ST_LINE=st_line, ST_COL=st_col)
+    # CHECK:      .file 1 "{{.*}}/examples/vector_add.py"
+    # CHECK-NOT:  .file 2
+    # CHECK:      .loc 1 [[X_LINE]] [[X_COL]]
+    # CHECK-NEXT: ld.global.b32
+    # CHECK:      .loc 1 [[Y_LINE]] [[Y_COL]]
+    # CHECK-NEXT: ld.global.b32
+    # CHECK:      .loc 1 [[ADD_LINE]] [[ADD_COL]]
+    # CHECK-NEXT: add.f32
+    # CHECK:      .loc 1 [[ST_LINE]] [[ST_COL]]
+    # CHECK-NEXT: st.global.b32
+
+
+# -- dot -------------------------------------------------------------------------------------------
+
+
+def test_fp16_matmul_uses_mma_m16n8k16(arch: str) -> None:
+    """64x64x32 fp16 tiles with an fp32 accumulator, 4 warps: 64*64*32 / (16*8*16) = 64
+    MMAs per K step, 16 per warp, on both targets (sm_100a too: tcgen05 is not used yet)."""
+    filecheck(compile_example("matmul-0", arch).asm["ptx"], test_fp16_matmul_uses_mma_m16n8k16, arch)
+    # CHECK-LABEL: .visible .entry matmul_kernel(
+    # CHECK:     mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+    # CHECK-SAME: {%f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}},
+    # CHECK-SAME: {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}},
+    # CHECK-SAME: {%f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}};
+    # CHECK-COUNT-15: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f
+    # CHECK-NOT:   mma.sync
+    # CHECK:       ret;
+
+
+# -- reductions ------------------------------------------------------------------------------------
+
+
+def test_softmax_reduces_with_butterfly_shuffles(arch: str) -> None:
+    """The row max and the row sum each reduce in the warp with five butterfly shuffles
+    (lane masks 1..16, all lanes taking part), then across the 4 warps in shared memory."""
+    filecheck(compile_example("fused_softmax-0", arch).asm["ptx"], test_softmax_reduces_with_butterfly_shuffles,
+              arch)
+    # CHECK-LABEL: .visible .entry softmax_kernel(
+    # CHECK:       max.f32 [[M0:%f[0-9]+]]
+    # CHECK-NEXT:  shfl.sync.bfly.b32 [[S0:%f[0-9]+]], [[M0]], 1, 31, -1;
+    # CHECK-NEXT:  max.f32 {{%f[0-9]+}}, [[M0]], [[S0]];
+    # CHECK-NEXT:  shfl.sync.bfly.b32 {{.*}}, 2, 31, -1;
+    # CHECK-NEXT:  max.f32
+    # CHECK-NEXT:  shfl.sync.bfly.b32 {{.*}}, 4, 31, -1;
+    # CHECK-NEXT:  max.f32
+    # CHECK-NEXT:  shfl.sync.bfly.b32 {{.*}}, 8, 31, -1;
+    # CHECK-NEXT:  max.f32
+    # CHECK-NEXT:  shfl.sync.bfly.b32 {{.*}}, 16, 31, -1;
+    # CHECK-NEXT:  max.f32
+    # CHECK:       bar.sync 0;
+    # CHECK:       st.shared.f32
+    # CHECK-NEXT:  bar.sync 0;
+    # CHECK:       ex2.approx.f32
+    # CHECK:       shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
+    # CHECK-COUNT-4: shfl.sync.bfly.b32
+    # CHECK-NOT:   shfl.sync
+    # CHECK:       div.full.f32
+
+
+@tlxc.jit
+def block_sum_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(out_ptr, tl.sum(x, axis=0))
+
+
+def test_cross_warp_reduction_synchronizes(arch: str) -> None:
+    """1024 elements over 4 warps: each warp reduces its part with shuffles, then the 4
+    partial sums meet in shared memory, between barriers."""
+    ptx = _ptx(block_sum_kernel, "*fp32,*fp32", (("BLOCK", 1024),), arch, num_warps=4)
+    filecheck(ptx, test_cross_warp_reduction_synchronizes, arch)
+    # CHECK:       .extern .shared .align 16 .b8 global_smem[];
+    # CHECK-LABEL: .visible .entry block_sum_kernel(
+    # CHECK:       .maxntid 128, 1, 1
+    # CHECK-COUNT-5: shfl.sync.bfly.b32
+    # CHECK:       bar.sync 0;
+    # CHECK:       st.shared.f32
+    # CHECK-NEXT:  bar.sync 0;
+    # CHECK:       ld.shared.f32
+    # CHECK:       st.global
+
+
+def test_single_warp_reduction_needs_no_barrier(arch: str) -> None:
+    """The same reduction with num_warps=1: all of it happens in one warp, so shuffles
+    suffice: no barrier, no shared memory."""
+    ptx = _ptx(block_sum_kernel, "*fp32,*fp32", (("BLOCK", 1024),), arch, num_warps=1)
+    filecheck(ptx, test_single_warp_reduction_needs_no_barrier, arch)
+    # CHECK-NOT:   .shared
+    # CHECK-LABEL: .visible .entry block_sum_kernel(
+    # CHECK:       .maxntid 32, 1, 1
+    # CHECK-NOT:   bar.sync
+    # CHECK-COUNT-5: shfl.sync.bfly.b32
+    # CHECK-NOT:   bar.sync
+    # CHECK-NOT:   .shared
+    # CHECK:       st.global
+
+
+# -- floating-point division and exp2 ----------------------------------------------------------
+
+
+@tlxc.jit
+def div_exp2_kernel(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(out_ptr + offs, x / y)
+    tl.store(out_ptr + BLOCK + offs, tl.math.div_rn(x, y))
+    tl.store(out_ptr + 2 * BLOCK + offs, tl.exp2(x))
+
+
+def test_division_rounding_and_exp2(arch: str) -> None:
+    """``/`` on fp32 is Triton's default division, ``div.full.f32`` (2 ulp, fast);
+    ``tl.math.div_rn`` asks for IEEE round-to-nearest, ``div.rn.f32``; ``tl.exp2`` is the
+    hardware's ``ex2.approx.f32``."""
+    ptx = _ptx(div_exp2_kernel, "*fp32:16,*fp32:16,*fp32:16", (("BLOCK", 128),), arch)
+    filecheck(ptx, test_division_rounding_and_exp2, arch)
+    # CHECK-LABEL: .visible .entry div_exp2_kernel(
+    # CHECK-NOT:   div.rn
+    # CHECK:       div.full.f32 [[Q:%f[0-9]+]], [[X:%f[0-9]+]], [[Y:%f[0-9]+]];
+    # CHECK-NOT:   div.rn
+    # CHECK:       st.global.{{.*}}[[Q]]{{[^0-9]}}
+    # CHECK-NOT:   div.full
+    # CHECK:       div.rn.f32 [[R:%f[0-9]+]], [[X]], [[Y]];
+    # CHECK-NOT:   div.full
+    # CHECK:       st.global.{{.*}}[[R]]{{[^0-9]}}
+    # CHECK-NOT:   div.
+    # CHECK:       ex2.approx.f32 [[E:%f[0-9]+]], [[X]];
+    # CHECK-NOT:   div.
+    # CHECK:       st.global.{{.*}}[[E]]{{[^0-9]}}

@@ -1,0 +1,68 @@
+"""Regenerate the golden PTX of the examples (STYLE rule 14).
+
+    python tests/golden/regenerate.py            # rewrite tests/golden/*.ptx, drop stale ones
+    python tests/golden/regenerate.py --check    # exit 1 if any file would change
+    python tests/golden/regenerate.py --out DIR  # write the files to DIR instead
+
+One file per case of ``tests/ir/test_examples_roundtrip.py`` and NVIDIA target, named
+``<example>-<n>.<arch>.ptx`` (``matmul-0.sm_90a.ptx``), holding ``compiled.asm["ptx"]``
+with the repository's path taken out of the ``.file`` directives. A refactor of the
+compiler leaves them unchanged (tests/codegen/test_golden_files.py checks it); a change
+to the generated code is made on purpose by running this script and committing the diff.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "codegen"))
+
+from codegen_helpers import GOLDEN, golden_texts  # noqa: E402
+
+
+@contextmanager
+def _without_ptxas() -> Iterator[None]:
+    """The golden files hold PTX only, and the compiler assembles every PTX it makes when
+    it finds ptxas: hiding ptxas makes this script three times faster and lets it run
+    without CUDA. (Never in the test process: its cached variants need their cubins.)"""
+    from tlxc.codegen.nvptx import toolchain
+
+    find_tool = toolchain.find_tool
+    toolchain.find_tool = lambda name: None if name == "ptxas" else find_tool(name)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        toolchain.find_tool = find_tool
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file differs")
+    parser.add_argument("--out", type=Path, default=GOLDEN, help="folder to write to (default: tests/golden)")
+    args = parser.parse_args(argv)
+    with _without_ptxas():
+        texts = golden_texts()
+    out: Path = args.out
+    changed = [n for n, t in texts.items() if not (out / n).is_file() or (out / n).read_text() != t]
+    stale = sorted(p.name for p in out.glob("*.ptx") if p.name not in texts)
+    for name in changed:
+        print(f"{'differs' if args.check else 'wrote'}: {out / name}")
+    for name in stale:
+        print(f"{'stale' if args.check else 'removed'}: {out / name}")
+    if args.check:
+        return 1 if changed or stale else 0
+    out.mkdir(parents=True, exist_ok=True)
+    for name in changed:
+        (out / name).write_text(texts[name])
+    for name in stale:
+        (out / name).unlink()
+    print(f"{len(texts)} golden PTX files, {len(changed)} rewritten, {len(stale)} removed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
