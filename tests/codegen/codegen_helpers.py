@@ -123,12 +123,11 @@ def ptxas_or_skip() -> str:
     return exe
 
 
-def ptxas_row(name: str, ck: Any) -> tuple[str, str, int, int, int, int, float]:
+def ptxas_row(name: str, ck: Any) -> tuple[str, str, int, int, int]:
     """One row of the register table that tests/codegen/conftest.py prints: (variant,
-    arch, registers, spill stores, spill loads, static shared bytes, ptxas ms)."""
+    arch, registers, spill store bytes, spill load bytes)."""
     md = ck.metadata
-    return (name, ck.options.arch, md["registers"], md["spill_stores"], md["spill_loads"], md["static_shared"],
-            round(ck.timings.get("ptxas", 0.0) * 1000, 1))
+    return (name, ck.options.arch, md["registers"], md["spill_stores"], md["spill_loads"])
 
 
 # -- FileCheck ---------------------------------------------------------------------------------

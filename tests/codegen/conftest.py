@@ -16,7 +16,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         for key, value in getattr(rep, "user_properties", ()):
             if key != "ptxas":
                 continue
-            name, arch, regs, spill_st, spill_ld = value[:5]
+            name, arch, regs, spill_st, spill_ld = value
             rows.setdefault(name, {})[arch] = (regs, spill_st, spill_ld)
             if arch not in archs:
                 archs.append(arch)

@@ -1,6 +1,5 @@
-"""PTX that ptxas rejects today, found by compiling small kernels over the element types.
-Each case is marked ``xfail(strict=True)`` with what is wrong, so that it fails (XPASS)
-once the code generator is fixed: then remove its mark and keep it as a test.
+"""Conversions and NaN-propagating min/max over the element types that ptxas once
+refused (each case says what was wrong); kept as regression tests.
 
 Kernels whose lowering is not written yet (TLXC-CODEGEN-001) do not belong here: these
 all compile to PTX, which ptxas then refuses (an InternalCompilerError).
@@ -15,7 +14,6 @@ from codegen_helpers import NVIDIA_ARCHS, ptxas_or_skip
 
 import tlxc
 import tlxc.language as tl
-from tlxc.errors import InternalCompilerError
 
 
 @tlxc.jit
@@ -33,17 +31,20 @@ def max_nan_kernel(x_ptr, y_ptr, out_ptr, N: tl.constexpr):
 
 
 def _bug(kernel: Any, signature: str, reason: str) -> Any:
-    return pytest.param(kernel, signature, id=f"{kernel.__name__}-{signature}",
-                        marks=pytest.mark.xfail(strict=True, raises=InternalCompilerError, reason=reason))
+    return pytest.param(kernel, signature, id=f"{kernel.__name__}-{signature}")
 
 
-BF16_TO_INT8 = ("emits cvt.rzi.sat.s8.bf16 / .u8.bf16, which ptxas refuses ('Arguments mismatch for instruction "
-                "cvt'); convert through f32 (or s16) first")
-F64_TO_FP8 = ("the f64 -> f32 step is emitted as cvt.f32.f64, without the rounding modifier that a narrowing "
-              "float conversion needs ('Rounding modifier required'): cvt.rn.f32.f64")
-FP8_TO_F32 = ("the fp8 -> f32 step is emitted as cvt.f32.f8e4m3 / cvt.f32.f8e5m2, which is not PTX ('Unknown "
-              "modifier'); fp8 widens with cvt.rn.f16x2.e4m3x2 / .e5m2x2, as the fp8 -> fp32 store path does")
-MAX_NAN_F64 = "emits max.NaN.f64; .NaN exists for f32, f16 and bf16 only (setp.nan + selp for f64)"
+# cvt.rzi.sat.s8.bf16 / .u8.bf16: ptxas says "Arguments mismatch for instruction 'cvt'"
+# (f16 -> s8 with the same form is accepted); going through f32 or s16 would do
+BF16_TO_INT8 = "bf16 -> i8/u8: cvt.rzi.sat.s8.bf16 is refused"
+# the f64 -> f32 step is emitted as cvt.f32.f64; a narrowing float conversion needs a
+# rounding modifier ("Rounding modifier required"): cvt.rn.f32.f64
+F64_TO_FP8 = "f64 -> fp8: cvt.f32.f64 lacks .rn"
+# the fp8 -> f32 step of fp8 -> i1 / other fp8 is emitted as cvt.f32.f8e4m3 (or .f8e5m2):
+# not PTX ("Unknown modifier"). fp8 -> fp32 goes through cvt.rn.f16x2.e4m3x2 and is fine
+FP8_TO_F32 = "fp8 -> i1/fp8: cvt.f32.f8e4m3 is not PTX"
+# max.NaN exists for f32, f16 and bf16 only; f64 needs setp.nan + selp
+MAX_NAN_F64 = "fp64 maximum(propagate_nan=ALL): max.NaN.f64 is not PTX"
 
 CASES = [
     _bug(convert_kernel, "*bf16,*i8", BF16_TO_INT8),

@@ -149,8 +149,16 @@ def float_binary(e: Emitter, op: Operation, t: DType, name: str, a: Reg, b: Reg)
         return from_f32(e, t, q)
     d = e.fn.reg(reg_class(t))
     if name in ("minimum", "maximum"):
-        nan = ".NaN" if op.attrs.get("propagate_nan") else ""
-        e.fn.emit(f"{'min' if name == 'minimum' else 'max'}{nan}.{sfx} {d}, {a}, {b}")
+        propagate = bool(op.attrs.get("propagate_nan"))
+        ins = "min" if name == "minimum" else "max"
+        if propagate and sfx == "f64":  # .NaN exists for f32/f16/bf16 only: select a NaN by hand
+            m, either = e.fn.reg("f64"), e.fn.reg("pred")
+            e.fn.emit(f"{ins}.f64 {m}, {a}, {b}")
+            e.fn.emit(f"setp.nan.f64 {either}, {a}, {b}")
+            e.fn.emit(f"add.f64 {d}, {a}, {b}")
+            e.fn.emit(f"selp.f64 {d}, {d}, {m}, {either}")
+        else:
+            e.fn.emit(f"{ins}{'.NaN' if propagate else ''}.{sfx} {d}, {a}, {b}")
     elif name == "div":
         # Triton's choice: '/' is div.full.f32 (fast, ~2 ulp); tl.math.div_rn and f64 are IEEE
         fast = t.name == "f32" and not op.attrs.get("precise", False)
@@ -396,6 +404,8 @@ def convert_reg(e: Emitter, op: Operation, src: DType, dst: DType, x: Reg, round
     if src == dst:
         return x
     if dst.kind == Kind.BOOL:
+        if src.kind == Kind.FLOAT and src.bits == 8:
+            x, src = convert_fp8(e, op, src, float32, x, rounding), float32
         d = e.fn.reg("pred")
         if src.kind == Kind.FLOAT:
             z = to_f32(e, src, x) if src.name != "f64" else x
@@ -424,7 +434,7 @@ def convert_reg(e: Emitter, op: Operation, src: DType, dst: DType, x: Reg, round
         e.fn.emit(f"cvt.rn.{dst.name}.{int_suffix(src)} {d}, {x}")
         return d
     if dst.kind != Kind.FLOAT:  # float -> int: truncate toward zero, saturating
-        if src.bits == 8:
+        if src.bits == 8 or (src.name == "bf16" and dst.bits == 8):  # no direct cvt for these pairs
             x, src = convert_reg(e, op, src, float32, x), float32
         d = e.fn.reg(reg_class(dst))
         ext = int_suffix(dst) if dst.bits >= 16 else int_suffix(dst).replace("16", "8")
@@ -466,10 +476,13 @@ def convert_fp8(e: Emitter, op: Operation, src: DType, dst: DType, x: Reg, round
     if dst.bits == 8:
         if rounding != "rn":
             unsupported(e, op, "round-toward-zero conversion to fp8")
-        f = to_f32(e, src, x) if src.name != "f32" else x
+        if src.bits == 8:  # fp8 -> another fp8: through f32 (exact)
+            x, src = convert_fp8(e, op, src, float32, x, rounding), float32
         if src.name == "f64":
             f = e.fn.reg("f32")
             e.fn.emit(f"cvt.rn.f32.f64 {f}, {x}")
+        else:
+            f = to_f32(e, src, x)
         zero = e.fn.reg("f32")
         e.fn.emit(f"mov.f32 {zero}, 0f00000000")
         d = e.fn.reg("b16")
