@@ -44,7 +44,7 @@ def test_vector_add_loads_16_bytes_when_n_is_divisible_by_16(arch: str) -> None:
     over each group of 4."""
     ptx = _ptx(example_kernel("vector_add-0"), "*fp32:16,*fp32:16,*fp32:16,i32:16", (("BLOCK", 1024),), arch)
     filecheck(ptx, test_vector_add_loads_16_bytes_when_n_is_divisible_by_16, arch)
-    # SM90A:       .version 8.3
+    # SM90A:       .version 8.4
     # SM90A-NEXT:  .target sm_90a
     # SM100A:      .version 8.6
     # SM100A-NEXT: .target sm_100a

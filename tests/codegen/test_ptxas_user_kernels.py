@@ -34,14 +34,6 @@ USER_TESTS = REPO / "tests" / "frontend" / "test_user_kernels.py"
 
 # kernel name -> the part of its TLXC-CODEGEN-001 message that names what is missing
 EXPECTED_UNSUPPORTED: dict[str, str] = {
-    # tl.erf has no PTX instruction: it needs a polynomial (what libdevice's erff is)
-    "math_kernel": "tl.erf cannot be compiled",
-    # fp32 `x % 3.0` (fmod) has none either; Triton calls libdevice's fmodf
-    "compare_kernel": "floating-point remainder (%) cannot be compiled",
-    # lower_dot: f16/bf16 use mma.sync, the rest an FMA loop, which has no fp8 arithmetic
-    "fp8_dot_kernel": "fp8 tl.dot cannot be compiled",
-    # lower_dot handles 2-D operands only
-    "batched_dot_kernel": "batched (3-D) tl.dot cannot be compiled",
 }
 
 

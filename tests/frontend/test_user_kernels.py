@@ -357,7 +357,6 @@ def math_kernel(x_ptr, out_ptr, N: tl.constexpr):
         tl.store(out_ptr + i * N + offs, results[i])
 
 
-@pytest.mark.not_on_gpu_yet("tl.erf")
 def test_math_functions() -> None:
     N = 64
     x = RNG.uniform(-3, 3, N).astype(np.float32)
@@ -877,7 +876,6 @@ def compare_kernel(u_ptr, i_ptr, x_ptr, out_ptr, N: tl.constexpr):
     tl.store(out_ptr + 3 * N + offs, x % 3.0)                 # fmod: the sign of the dividend
 
 
-@pytest.mark.not_on_gpu_yet("float %")
 def test_comparisons_mixed_sign_chained_and_float_mod() -> None:
     N = 8
     u = np.array([1, 5, 0, 3, 7, 4294967295, 2, 9], np.uint32)
@@ -944,7 +942,6 @@ def fp8_dot_kernel(a_ptr, b_ptr, c_ptr, N: tl.constexpr):
     tl.store(c_ptr + r[:, None] * N + r[None, :], tl.dot(a, b))
 
 
-@pytest.mark.not_on_gpu_yet("fp8 tl.dot")
 def test_fp8_dot_accumulates_in_fp32() -> None:
     a = RNG.standard_normal((32, 32)).astype(np.float32)
     b = RNG.standard_normal((32, 32)).astype(np.float32)
@@ -965,7 +962,6 @@ def batched_dot_kernel(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr):
     tl.store(c_ptr + ib * M * M + im * M + ik, tl.dot(a, b))
 
 
-@pytest.mark.not_on_gpu_yet("3-D tl.dot")
 def test_batched_3d_dot() -> None:
     a = RNG.standard_normal((2, 16, 16)).astype(np.float16)
     b = RNG.standard_normal((2, 16, 16)).astype(np.float16)

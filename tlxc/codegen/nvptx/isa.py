@@ -30,8 +30,8 @@ class NvidiaTarget:
 
 
 TARGETS: dict[str, NvidiaTarget] = {
-    # Hopper: PTX 8.0 introduced sm_90a; 8.3 for the fp8 conversions used by tlxc.
-    "sm_90a": NvidiaTarget("sm_90a", (8, 3), 90, 227 * 1024, 48 * 1024, 255, 1024),
+    # Hopper: PTX 8.0 introduced sm_90a; 8.4 for mma.sync on fp8 (e4m3/e5m2) operands.
+    "sm_90a": NvidiaTarget("sm_90a", (8, 4), 90, 227 * 1024, 48 * 1024, 255, 1024),
     # Blackwell datacenter: sm_100a needs PTX 8.6.
     "sm_100a": NvidiaTarget("sm_100a", (8, 6), 100, 227 * 1024, 48 * 1024, 255, 1024),
 }

@@ -5,7 +5,9 @@ Conventions: 8- and 16-bit integers live in ``.b16`` registers, 8-bit values alw
 sign- or zero-extended to 16 bits (so comparisons, division and shifts see the right
 value); i1 lives in predicates; f16/bf16/fp8 in ``.b16``. Transcendentals follow
 Triton's NVIDIA choices: ``ex2.approx`` / ``lg2.approx`` based exp/log, ``sqrt.rn``,
-``rsqrt.approx``, ``sin/cos.approx``; 16-bit floats compute them in f32.
+``rsqrt.approx``, ``sin/cos.approx``; 16-bit floats compute them in f32. What has no
+instruction (erf, round, float ``%``, the f64 transcendentals) is an instruction sequence
+of ``lower_math``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ...errors import CompilationError
 from ...ir import ops
 from ...ir.core import Operation
 from ...ir.types import DType, Kind, PointerType, float32
+from . import lower_math
 from .emitter import Emitter, lowers
 from .ptx import Reg, int_suffix, reg_class
 
@@ -139,8 +142,10 @@ def binary(e: Emitter, op: Operation) -> None:
 def float_binary(e: Emitter, op: Operation, t: DType, name: str, a: Reg, b: Reg) -> Reg:
     if t.bits == 8:
         unsupported(e, op, f"'{name}' on {t!r}")
-    if name == "rem":
-        unsupported(e, op, "floating-point remainder (%)")
+    if name == "rem":  # C fmod, exact (lower_math); 16-bit floats through f32, which is exact too
+        if t.bits == 16:
+            return from_f32(e, t, lower_math.fmod(e, "f32", to_f32(e, t, a), to_f32(e, t, b)))
+        return lower_math.fmod(e, t.name, a, b)
     sfx = t.name if t.name in ("f16", "bf16", "f32", "f64") else None
     if name == "div" and t.bits == 16:
         fa, fb = to_f32(e, t, a), to_f32(e, t, b)
@@ -309,17 +314,24 @@ def math(e: Emitter, op: Operation) -> None:
 
     def body(a: list[Reg]) -> Reg:
         if t.name == "f64":
-            d = e.fn.reg("f64")
             if name == "sqrt":
+                d = e.fn.reg("f64")
                 e.fn.emit(f"sqrt.rn.f64 {d}, {a[0]}")
             elif name in ("floor", "ceil", "trunc"):
+                d = e.fn.reg("f64")
                 e.fn.emit(f"cvt.{ {'floor': 'rmi', 'ceil': 'rpi', 'trunc': 'rzi'}[name]}.f64.f64 {d}, {a[0]}")
-            else:
-                unsupported(e, op, f"tl.{name} on float64")
+            else:  # no PTX instruction (f64 has no .approx transcendentals): a routine
+                r64 = lower_math.math(e, name, "f64", a[0])
+                if r64 is None:
+                    unsupported(e, op, f"tl.{name} on float64")
+                return r64  # type: ignore[return-value]
             return d
         if t.bits == 8:
             unsupported(e, op, f"tl.{name} on {t!r}")
-        r = _math_f32(e, name, to_f32(e, t, a[0]))
+        x = to_f32(e, t, a[0])
+        r = lower_math.math(e, name, "f32", x)  # erf, round: routines; the rest one instruction or two
+        if r is None:
+            r = _math_f32(e, name, x)
         if r is None:
             unsupported(e, op, f"tl.{name}")
         return from_f32(e, t, r)  # type: ignore[arg-type]

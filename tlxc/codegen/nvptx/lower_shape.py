@@ -1,8 +1,8 @@
 """Tiles and their shapes: ``arange``, ``splat``, ``program_id``..., and the ops that
 only re-index registers -- ``broadcast``, ``expand_dims``, ``reshape``, ``trans``,
 ``join``, ``split`` -- because layout assignment gave their results layouts that keep
-every element in the thread that already holds it. ``convert_layout`` is the one that
-moves data (through shared memory)."""
+every element in the thread that already holds it. ``convert_layout``, the one that
+moves data, is in ``lower_convert``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from ...ir.core import Operation
 from ...ir.layout.linear import LinearLayout
 from ...ir.types import DType
 from .emitter import Emitter, lowers, register_coords
-from .ptx import Reg, reg_class
+from .lower_convert import _smem_pass  # noqa: F401 (registers convert_layout; lower_dot imports it from here)
+from .ptx import Reg
 
 
 @lowers(ops.ProgramIdOp, ops.NumProgramsOp)
@@ -166,62 +167,6 @@ def split(e: Emitter, op: Operation) -> None:
     for half, res in enumerate(op.results):
         idx = remap(e, op, src.layout, res.type.layout, lambda c, h=half: c + (h,), lambda b: b + (0,))
         e.set(res, [src.regs[i] for i in idx])
-
-
-@lowers(ops.ConvertLayoutOp)
-def convert_layout(e: Emitter, op: Operation) -> None:
-    """Any layout to any layout, through shared memory: every thread writes what it holds
-    at the element's row-major offset, then reads what it needs."""
-    src = e.get(op.operands[0])
-    t = op.result.type
-    dst_layout = t.layout
-    elem = t.scalar
-    cls = reg_class(elem)
-    size = 8 if cls == "b64" else (4 if cls in ("b32", "f32") else 2)
-    shape = t.shape
-    strides = [1] * len(shape)
-    for i in range(len(shape) - 2, -1, -1):
-        strides[i] = strides[i + 1] * shape[i + 1]
-    numel = strides[0] * shape[0]
-    e.scratch(numel * size)
-    base = e.smem_base()
-    e.barrier()
-    _smem_pass(e, src.layout, src.regs, shape, strides, size, cls, base, store=True)
-    e.barrier()
-    regs = [e.fn.reg(cls) for _ in range(dst_layout.in_dim_size("register"))]
-    _smem_pass(e, dst_layout, regs, shape, strides, size, cls, base, store=False)
-    e.set(op.result, regs)
-
-
-def _smem_pass(e: Emitter, layout: LinearLayout, regs: list[Reg], shape: tuple[int, ...],
-               strides: list[int], size: int, cls: str, base: Reg, store: bool) -> None:
-    thread = e.fn.reg("b32")
-    e.fn.emit(f"mov.u32 {thread}, 0")
-    for d in range(len(shape)):
-        t = e.thread_coords(layout, d)
-        if not isinstance(t, int):
-            e.fn.emit(f"mad.lo.u32 {thread}, {t}, {strides[d] * size}, {thread}")
-    e.fn.emit(f"add.u32 {thread}, {thread}, {base}")
-    seen = set()
-    for r, reg in enumerate(regs):
-        c = register_coords(layout, r)
-        off = sum(x * s for x, s in zip(c, strides)) * size
-        if store and off in seen:
-            continue
-        seen.add(off)
-        mt = {"pred": "u8", "b16": "b16", "b32": "b32", "f32": "f32", "b64": "b64", "f64": "f64"}[cls]
-        if cls == "pred":
-            h = e.fn.reg("b16")
-            if store:
-                e.fn.emit(f"selp.u16 {h}, 1, 0, {reg}")
-                e.fn.emit(f"st.shared.u8 [{thread}+{off}], {h}")
-            else:
-                e.fn.emit(f"ld.shared.u8 {h}, [{thread}+{off}]")
-                e.fn.emit(f"setp.ne.u16 {reg}, {h}, 0")
-        elif store:
-            e.fn.emit(f"st.shared.{mt} [{thread}+{off}], {reg}")
-        else:
-            e.fn.emit(f"ld.shared.{mt} {reg}, [{thread}+{off}]")
 
 
 __all__ = ["DType"]
