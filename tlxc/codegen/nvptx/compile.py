@@ -15,7 +15,7 @@ from ...ir.layout.target import LayoutTarget
 from ...ir.passes import layouts
 from ...ir.passes.options import PassOptions
 from ...ir.types import DType, Kind, PointerType
-from . import lower_arith, lower_control, lower_dot, lower_memory, lower_reduce, lower_shape  # noqa: F401 (rules)
+from . import lower_arith, lower_control, lower_convert, lower_dot, lower_memory, lower_reduce, lower_shape  # noqa: F401,E501
 from .emitter import Emitter
 from .isa import TARGETS, NvidiaTarget
 from .ptx import PtxFunction, module_text
