@@ -3,28 +3,13 @@ way users write them, with the vector widths the code generators would get."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+from example_modules import load_example  # tests/example_modules.py
 
 from tlxc.ir.analysis import AxisInfoMap, analyze
 from tlxc.ir.core import Operation
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-def _example(name: str) -> Any:
-    mod_name = f"_tlxc_axis_example_{name}"
-    if mod_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(mod_name, EXAMPLES / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[mod_name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[mod_name]
 
 
 def compiled(kernel: Any, signature: str, constants: dict[str, Any]) -> tuple[Operation, AxisInfoMap]:
@@ -55,7 +40,7 @@ def access_width(m: AxisInfoMap, op: Operation, dim: int = 0) -> int:
     ("*fp16:16,*fp16:16,*fp16:16,i32:16", 256, 8, 16, 16),   # 8 halves
 ])
 def test_vector_add(signature: str, block: int, width: int, mask_constancy: int, alignment: int) -> None:
-    func, m = compiled(_example("vector_add").add_kernel, signature, {"BLOCK": block})
+    func, m = compiled(load_example("vector_add").add_kernel, signature, {"BLOCK": block})
     store = ops(func, "store")[0]
     offsets = store.operands[0].owner.operands[1]  # out_ptr + offsets
     assert cdk(m, offsets) == ((block,), (block,), (1,))
@@ -75,7 +60,7 @@ def test_matmul_example_proves_only_what_its_strides_allow() -> None:
     values (``stride_ak`` a multiple of 16, not 1): no dimension of the A or B tiles is
     provably contiguous, so every element is its own access. Triton does not specialize a
     stride of 1 either; kernels promise it with constexpr strides or hints (next tests)."""
-    func, m = compiled(_example("matmul").matmul_kernel, MATMUL_SIG, MATMUL_CONST)
+    func, m = compiled(load_example("matmul").matmul_kernel, MATMUL_SIG, MATMUL_CONST)
     loop = ops(func, "for")[0]
     a_init, b_init = loop.inits[0], loop.inits[1]
     # a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak

@@ -20,6 +20,8 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any, Callable
 
+from example_modules import load_example  # tests/example_modules.py
+
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden"
 NVIDIA_ARCHS = ("sm_90a", "sm_100a")
@@ -63,7 +65,7 @@ EXAMPLE_CASES = _case_ids()
 
 def example_kernel(case_id: str) -> Any:
     example, kernel, _, _ = EXAMPLE_CASES[case_id]
-    return getattr(_roundtrip._example(example), kernel)
+    return getattr(load_example(example), kernel)
 
 
 @functools.lru_cache(maxsize=None)

@@ -19,7 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "codegen"))
+_TESTS = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(_TESTS / "codegen"), str(_TESTS)]  # codegen_helpers, and the example_modules it uses
 
 from codegen_helpers import GOLDEN, golden_texts  # noqa: E402
 

@@ -3,28 +3,17 @@ interpreter tests, on torch tensors, compared with numpy references."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from example_modules import load_example  # tests/example_modules.py
 
 import tlxc
 
 pytestmark = pytest.mark.gpu
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def _example(name: str) -> Any:
-    mod_name = f"_tlxc_example_{name}"
-    if mod_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(mod_name, EXAMPLES / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[mod_name] = module
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return sys.modules[mod_name]
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +24,7 @@ def torch() -> Any:
 @pytest.mark.parametrize("n", [1, 1000, 4096, 100003])
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_vector_add(torch: Any, n: int, dtype: str) -> None:
-    ex = _example("vector_add")
+    ex = load_example("vector_add")
     dt = getattr(torch, dtype)
     x = torch.randn(n, device="cuda", dtype=dt)
     y = torch.randn(n, device="cuda", dtype=dt)
@@ -47,7 +36,7 @@ def test_vector_add(torch: Any, n: int, dtype: str) -> None:
 @pytest.mark.parametrize("shape", [(1, 7), (37, 100), (256, 1024), (64, 781)])
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_softmax(torch: Any, shape: tuple[int, int], dtype: str) -> None:
-    ex = _example("fused_softmax")
+    ex = load_example("fused_softmax")
     x = torch.randn(*shape, device="cuda", dtype=getattr(torch, dtype))
     out = torch.empty_like(x)
     block = tlxc.next_power_of_2(shape[1])
@@ -59,7 +48,7 @@ def test_softmax(torch: Any, shape: tuple[int, int], dtype: str) -> None:
 
 @pytest.mark.parametrize("shape,block", [((8, 64), 64), ((37, 1000), 256), ((128, 4096), 1024)])
 def test_layer_norm(torch: Any, shape: tuple[int, int], block: int) -> None:
-    ex = _example("layer_norm")
+    ex = load_example("layer_norm")
     M, N = shape
     x = torch.randn(M, N, device="cuda")
     w, b = torch.randn(N, device="cuda"), torch.randn(N, device="cuda")
@@ -74,7 +63,7 @@ def test_layer_norm(torch: Any, shape: tuple[int, int], block: int) -> None:
 @pytest.mark.parametrize("M,N,K", [(64, 64, 64), (100, 70, 90), (256, 512, 128)])
 @pytest.mark.parametrize("block", [(64, 64, 32), (32, 32, 16)])
 def test_matmul_fp16(torch: Any, M: int, N: int, K: int, block: tuple[int, int, int]) -> None:
-    ex = _example("matmul")
+    ex = load_example("matmul")
     a = torch.randn(M, K, device="cuda", dtype=torch.float16)
     b = torch.randn(K, N, device="cuda", dtype=torch.float16)
     c = torch.empty(M, N, device="cuda", dtype=torch.float16)
@@ -86,7 +75,7 @@ def test_matmul_fp16(torch: Any, M: int, N: int, K: int, block: tuple[int, int, 
 
 
 def test_matmul_fp32_ieee(torch: Any) -> None:
-    ex = _example("matmul")
+    ex = load_example("matmul")
     M, N, K = 48, 40, 56
     a, b = torch.randn(M, K, device="cuda"), torch.randn(K, N, device="cuda")
     c = torch.empty(M, N, device="cuda")
@@ -101,7 +90,7 @@ def test_matmul_fp32_ieee(torch: Any) -> None:
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("n_ctx", [64, 200])
 def test_attention(torch: Any, causal: bool, n_ctx: int) -> None:
-    ex = _example("attention")
+    ex = load_example("attention")
     Z, H, D = 2, 3, 64
     q, k, v = (torch.randn(Z, H, n_ctx, D, device="cuda", dtype=torch.float16) for _ in range(3))
     o = torch.empty_like(q)

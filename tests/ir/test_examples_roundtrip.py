@@ -3,19 +3,15 @@ for each target; the variants are the ones a user would compile ahead of time.""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+from example_modules import EXAMPLES, load_example  # tests/example_modules.py
 
 from tlxc.compiler import TARGETS
 from tlxc.ir.parser import parse_ir
 from tlxc.ir.printer import print_ir
 from tlxc.ir.verifier import verify
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 CASES: list[tuple[str, str, str, dict[str, Any]]] = [
     ("vector_add", "add_kernel", "*fp32:16,*fp32:16,*fp32:16,i32", {"BLOCK": 1024}),
@@ -33,15 +29,6 @@ CASES: list[tuple[str, str, str, dict[str, Any]]] = [
 ]
 
 
-def _example(name: str) -> Any:
-    mod_name = f"_tlxc_example_{name}"
-    if mod_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(mod_name, EXAMPLES / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[mod_name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[mod_name]
 
 
 def test_every_example_has_a_case() -> None:
@@ -52,7 +39,7 @@ def test_every_example_has_a_case() -> None:
 @pytest.mark.parametrize("example,kernel,signature,constants", CASES)
 def test_example_ir_roundtrips(example: str, kernel: str, signature: str, constants: dict[str, Any],
                                arch: str) -> None:
-    k = getattr(_example(example), kernel)
+    k = getattr(load_example(example), kernel)
     compiled = k.compile(signature, constants, arch=arch)
     text = compiled.asm["ir"]
     module = parse_ir(text)
