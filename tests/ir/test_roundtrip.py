@@ -47,6 +47,8 @@ from tlxc.ir.parser import parse_ir, parse_type
 from tlxc.ir.printer import format_attr, print_ir
 from tlxc.ir.verifier import verify
 
+from roundtrip_tlx import TLX_ROUNDTRIP  # tests/ir/roundtrip_tlx.py
+
 ARGS = ("%p: ptr<f32>, %n: i32, %x: f32, %y: f32, %c: i1, %t: tile<16xf32>, %m: tile<16xi1>, "
         "%q: tile<16xptr<f32>>, %i: tile<16xi32>")
 
@@ -198,6 +200,7 @@ ROUNDTRIP: dict[str, str] = {
     "yield": NESTED,
     "condition": NESTED,
 }
+ROUNDTRIP.update(TLX_ROUNDTRIP)
 
 
 def test_every_op_has_a_roundtrip_text() -> None:

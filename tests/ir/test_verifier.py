@@ -19,6 +19,8 @@ from tlxc.ir.core import OP_REGISTRY, Operation
 from tlxc.ir.parser import parse_ir
 from tlxc.ir.verifier import verify
 
+from roundtrip_tlx import TLX_INVALID  # tests/ir/roundtrip_tlx.py
+
 ARGS = ("%p: ptr<f32>, %n: i32, %x: f32, %y: f32, %c: i1, %t: tile<16xf32>, %m: tile<16xi1>, "
         "%q: tile<16xptr<f32>>, %i: tile<16xi32>")
 
@@ -149,6 +151,7 @@ INVALID: dict[str, tuple[str, str]] = {
     "join": (kernel("%0 = join %t, %i : tile<16x2xf32>"), "join needs equal types"),
     "split": (kernel("%0, %1 = split %t : f32, f32"), "split needs a last dimension of 2, got shape (16,)"),
 }
+INVALID.update(TLX_INVALID)
 
 
 def test_every_op_has_a_negative_test() -> None:

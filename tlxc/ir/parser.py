@@ -280,6 +280,8 @@ class _Reader:
         match tree.data:
             case "scalar_type":
                 word = str(tree.children[0])
+                if word == "token":
+                    return T.token
                 if word not in T.BY_NAME:
                     close = difflib.get_close_matches(word, T.BY_NAME, n=1)
                     hint = f" (did you mean '{close[0]}'?)" if close else ""
@@ -303,7 +305,53 @@ class _Reader:
                     except (LayoutError, ValueError) as e:
                         raise self.error(f"bad layout: {e}", layout_text) from None
                 return T.TileType(shape, self.element(element_tree, "a tile"), layout)
+            case "memdesc_type":
+                _, dims, element_tree, *items = tree.children
+                shape = tuple(int(d) for d in dims.split("x")[:-1])
+                words, ints, layout = self.type_items(items, {"smem", "tmem"}, {"num"})
+                storage = next(iter(words), "smem")
+                element = self.element(element_tree, "a memdesc")
+                if not isinstance(element, T.DType):
+                    raise self.error("a memdesc holds scalars", element_tree)
+                return T.MemDescType(shape, element, ints.get("num", 0), storage, layout)
+            case "barrier_type":
+                _, num, *items = tree.children
+                words, _, _ = self.type_items(items, {"warp"}, set())
+                return T.BarrierType(int(num), "warp" in words)
+            case "tensordesc_type":
+                _, dims, element_tree, *items = tree.children
+                shape = tuple(int(d) for d in dims.split("x")[:-1])
+                _, ints, _ = self.type_items(items, set(), {"swizzle"})
+                element = self.element(element_tree, "a tensordesc")
+                if not isinstance(element, T.DType):
+                    raise self.error("a tensordesc holds scalars", element_tree)
+                return T.TensorDescType(shape, element, ints.get("swizzle"))
         raise self.error(f"not a type: {tree.data}", tree)  # pragma: no cover - grammar forbids
+
+    def type_items(self, items: list[Tree], words: set[str], keys: set[str]) -> tuple[list[str], dict[str, int], Any]:
+        """The ``, word``, ``, key=int`` and ``, ll(...)`` items of a TLX type."""
+        found: list[str] = []
+        ints: dict[str, int] = {}
+        layout = None
+        for item in items:
+            if item.data == "item_word":
+                word = str(item.children[0])
+                if word not in words:
+                    raise self.error(f"unexpected '{word}' in a type (expected one of {sorted(words)})", item)
+                found.append(word)
+            elif item.data == "item_int":
+                key, value = str(item.children[0]), int(item.children[1])
+                if key not in keys:
+                    raise self.error(f"unexpected '{key}=' in a type (expected one of {sorted(keys)})", item)
+                ints[key] = value
+            else:
+                from .layout.linear import LayoutError, LinearLayout
+
+                try:
+                    layout = LinearLayout.parse(str(item.children[0]))
+                except (LayoutError, ValueError) as e:
+                    raise self.error(f"bad layout: {e}", item) from None
+        return found, ints, layout
 
     def element(self, tree: Tree, what: str) -> T.DType | T.PointerType:
         t = self.type(tree)

@@ -241,6 +241,118 @@ class TileType(Type):
         return TileType(tuple(shape), self.element, None)
 
 
+STORAGES = ("smem", "tmem")
+
+
+@dataclass(frozen=True, eq=True)
+class MemDescType(Type):
+    """Buffers in on-chip memory: TLX's buffered tensor (a "memdesc").
+
+    ``buf_shape`` is the shape of one buffer. ``num > 0`` makes the value an *array* of
+    ``num`` buffers (what ``local_alloc`` gives); indexing it gives a single buffer
+    (``num == 0``). ``layout`` maps the bytes of one buffer to its elements: a
+    ``LinearLayout`` from ``offset`` (in elements) to ``dim0..``, chosen by the
+    buffer-layout pass or pinned by the user, and None until then. Printed as
+    ``memdesc<128x64xf16, smem, num=2>``.
+    """
+
+    buf_shape: tuple[int, ...]
+    element: DType
+    num: int = 0
+    storage: str = "smem"
+    layout: Any = None
+
+    def __str__(self) -> str:
+        dims = "x".join(str(d) for d in self.buf_shape)
+        parts = [f"{dims}x{self.element}", self.storage]
+        if self.num:
+            parts.append(f"num={self.num}")
+        if self.layout is not None:
+            parts.append(str(self.layout))
+        return f"memdesc<{', '.join(parts)}>"
+
+    @property
+    def scalar(self) -> DType:
+        return self.element
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.buf_shape:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of one buffer."""
+        return self.numel * self.element.bits // 8
+
+    def single(self) -> "MemDescType":
+        """One buffer of this array."""
+        return MemDescType(self.buf_shape, self.element, 0, self.storage, self.layout)
+
+    def with_layout(self, layout: Any) -> "MemDescType":
+        return MemDescType(self.buf_shape, self.element, self.num, self.storage, layout)
+
+
+@dataclass(frozen=True, eq=True)
+class BarrierType(Type):
+    """mbarriers in shared memory: an array of ``num`` (``num == 0``: one barrier).
+    ``warp`` marks barriers from ``alloc_warp_barrier``, on which every thread arrives.
+    Printed ``mbarrier<4>``, ``mbarrier<0, warp>``."""
+
+    num: int = 0
+    warp: bool = False
+
+    def __str__(self) -> str:
+        return f"mbarrier<{self.num}{', warp' if self.warp else ''}>"
+
+    def single(self) -> "BarrierType":
+        return BarrierType(0, self.warp)
+
+
+@dataclass(frozen=True, eq=True)
+class TokenType(Type):
+    """Orders asynchronous work (cp.async groups); carries no data. Printed ``token``."""
+
+    def __str__(self) -> str:
+        return "token"
+
+
+@dataclass(frozen=True, eq=True)
+class TensorDescType(Type):
+    """A TMA tensor descriptor for tiles of ``block_shape`` elements of ``element``.
+    ``swizzle`` (bytes: 0, 32, 64 or 128) is the shared-memory swizzle the descriptor is
+    encoded with; None until the buffer-layout pass picks it. Printed
+    ``tensordesc<64x64xf16>`` or ``tensordesc<64x64xf16, swizzle=128>``."""
+
+    block_shape: tuple[int, ...]
+    element: DType
+    swizzle: int | None = None
+
+    def __str__(self) -> str:
+        dims = "x".join(str(d) for d in self.block_shape)
+        extra = "" if self.swizzle is None else f", swizzle={self.swizzle}"
+        return f"tensordesc<{dims}x{self.element}{extra}>"
+
+    @property
+    def scalar(self) -> DType:
+        return self.element
+
+    @property
+    def block_bytes(self) -> int:
+        n = 1
+        for d in self.block_shape:
+            n *= d
+        return n * self.element.bits // 8
+
+    def with_swizzle(self, swizzle: int | None) -> "TensorDescType":
+        return TensorDescType(self.block_shape, self.element, swizzle)
+
+
+token = TokenType()
+
+
 def _f(name: str, tl: str, sig: str, bits: int, e: int, m: int) -> DType:
     return DType(name, Kind.FLOAT, bits, tl, sig, e, m)
 

@@ -1,0 +1,225 @@
+"""Asynchronous copies into shared memory: per-thread ``cp.async`` (``async_load``,
+grouped by ``async_commit_group`` and retired by ``async_wait_group``) and TMA (bulk
+tensor copies through a tensor descriptor, completing on an mbarrier for loads and in
+bulk groups for stores)."""
+
+from __future__ import annotations
+
+from ..core import Operation, register
+from ..types import PointerType, TensorDescType, TileType, TokenType
+from .barriers import barrier
+from .base import fail, is_i1
+from .buffers import i32_scalar, memdesc
+from .memory import CACHE_MODIFIERS, EVICTION_POLICIES
+
+STORE_REDUCTIONS = ("", "add", "min", "max", "and", "or", "xor")
+
+
+def _token_result(op: Operation) -> None:
+    if not isinstance(op.result.type, TokenType):
+        fail(op, f"result must be a token, got {op.result.type}")
+
+
+def _tokens(op: Operation) -> None:
+    for v in op.operands:
+        if not isinstance(v.type, TokenType):
+            fail(op, f"operands must be tokens, got {v.type}")
+
+
+def _pendings(op: Operation) -> None:
+    if not isinstance(op.attrs["pendings"], int) or op.attrs["pendings"] < 0:
+        fail(op, f"pendings must be a non-negative integer, got {op.attrs['pendings']}")
+
+
+@register
+class AsyncLoadOp(Operation):
+    """Start copying the pointees of a tile of pointers into one buffer of the same
+    shape; masked-off elements get ``other`` (zero without it)."""
+
+    NAME = "async_load"
+    OPERANDS = ("ptr", "buf", "?mask", "?other")
+    ATTRS = {"cache": "", "eviction": ""}
+
+    def verify(self) -> None:
+        super().verify()
+        ptr = self.operands[0].type
+        buf = memdesc(self, self.operands[1].type, "the destination", array=False)
+        if not isinstance(ptr, TileType) or not isinstance(ptr.scalar, PointerType):
+            fail(self, f"async_load needs a tile of pointers, got {ptr}")
+        if ptr.shape != buf.buf_shape or ptr.scalar.pointee != buf.element:
+            fail(self, f"pointers {ptr} do not match the buffer {buf}")
+        mask = self.operand("mask")
+        if mask is not None and (not is_i1(mask.type) or mask.type.shape != ptr.shape):
+            fail(self, f"mask must be i1 of shape {ptr.shape}, got {mask.type}")
+        other = self.operand("other")
+        if other is not None and (other.type.shape != ptr.shape or other.type.scalar != buf.element):
+            fail(self, f"other must be {buf.element} of shape {ptr.shape}, got {other.type}")
+        if self.attrs["cache"] not in CACHE_MODIFIERS or self.attrs["eviction"] not in EVICTION_POLICIES:
+            fail(self, "unknown cache modifier or eviction policy")
+        _token_result(self)
+
+
+@register
+class AsyncCommitGroupOp(Operation):
+    """Close the group of async loads issued since the last commit."""
+
+    NAME = "async_commit_group"
+    OPERANDS = ("*tokens",)
+
+    def verify(self) -> None:
+        super().verify()
+        _tokens(self)
+        _token_result(self)
+
+
+@register
+class AsyncWaitGroupOp(Operation):
+    """Wait until at most ``pendings`` committed groups are still in flight (then the data
+    is visible to every thread of the CTA)."""
+
+    NAME = "async_wait_group"
+    OPERANDS = ("*tokens",)
+    ATTRS = {"pendings": Operation.REQUIRED}
+
+    def verify(self) -> None:
+        super().verify()
+        _tokens(self)
+        _pendings(self)
+        _token_result(self)
+
+
+def descriptor(op: Operation, t: object) -> TensorDescType:
+    if not isinstance(t, TensorDescType):
+        fail(op, f"expected a tensor descriptor, got {t}")
+    assert isinstance(t, TensorDescType)
+    return t
+
+
+def _coords(op: Operation, coords: list, rank: int) -> None:
+    if len(coords) != rank:
+        fail(op, f"a rank-{rank} descriptor needs {rank} coordinates, got {len(coords)}")
+    for c in coords:
+        i32_scalar(op, c, "a coordinate")
+
+
+@register
+class MakeTensorDescOp(Operation):
+    """A descriptor of the tensor at ``base`` with ``shape`` then ``strides`` (in elements,
+    innermost last, the last stride 1) as operands, built on the device."""
+
+    NAME = "make_tensor_descriptor"
+    OPERANDS = ("base", "*dims")
+    ATTRS = {"padding": "zero"}
+
+    def verify(self) -> None:
+        super().verify()
+        d = descriptor(self, self.result.type)
+        base = self.operands[0].type
+        if not isinstance(base, PointerType) or base.pointee != d.element:
+            fail(self, f"base must be a pointer to {d.element}, got {base}")
+        dims = self.operands[1:]
+        if len(dims) != 2 * len(d.block_shape):
+            fail(self, f"a rank-{len(d.block_shape)} descriptor needs {len(d.block_shape)} sizes and strides")
+        for v in dims:
+            i32_scalar(self, v, "a size or stride")
+        if self.attrs["padding"] not in ("zero", "nan"):
+            fail(self, f"padding must be 'zero' or 'nan', got {self.attrs['padding']!r}")
+
+
+@register
+class TmaLoadOp(Operation):
+    """Start a TMA copy of the block at ``coords`` into one buffer; its bytes complete on
+    ``bar``."""
+
+    NAME = "tma_load"
+    OPERANDS = ("desc", "buf", "bar", "*coords", "?pred")
+    ATTRS = {"eviction": ""}
+    NUM_RESULTS = 0
+
+    def verify(self) -> None:
+        super().verify()
+        d = descriptor(self, self.operands[0].type)
+        buf = memdesc(self, self.operands[1].type, "the destination", array=False)
+        barrier(self, self.operands[2].type)
+        if buf.element != d.element or buf.numel != _numel(d.block_shape):
+            fail(self, f"buffer {buf} does not hold a {d} block")
+        _coords(self, self.variadic_operands, len(d.block_shape))
+        pred = self.operand("pred")
+        if pred is not None and (not is_i1(pred.type) or pred.type.shape):
+            fail(self, f"pred must be a scalar i1, got {pred.type}")
+
+
+@register
+class TmaStoreOp(Operation):
+    """Start a TMA copy of one buffer to the block at ``coords`` (optionally reducing into
+    it); completes in a bulk group."""
+
+    NAME = "tma_store"
+    OPERANDS = ("desc", "buf", "*coords")
+    ATTRS = {"reduce": "", "eviction": ""}
+    NUM_RESULTS = 0
+
+    def verify(self) -> None:
+        super().verify()
+        d = descriptor(self, self.operands[0].type)
+        buf = memdesc(self, self.operands[1].type, "the source", array=False)
+        if buf.element != d.element or buf.numel != _numel(d.block_shape):
+            fail(self, f"buffer {buf} does not hold a {d} block")
+        _coords(self, self.operands[2:], len(d.block_shape))
+        if self.attrs["reduce"] not in STORE_REDUCTIONS:
+            fail(self, f"unknown store reduction {self.attrs['reduce']!r}")
+
+
+@register
+class TmaStoreWaitOp(Operation):
+    """Wait until at most ``pendings`` TMA store groups still read shared memory."""
+
+    NAME = "tma_store_wait"
+    ATTRS = {"pendings": Operation.REQUIRED}
+    NUM_RESULTS = 0
+
+    def verify(self) -> None:
+        super().verify()
+        _pendings(self)
+
+
+@register
+class DescriptorLoadOp(Operation):
+    """The block at ``coords`` as a register tile (out-of-bounds elements are zero)."""
+
+    NAME = "descriptor_load"
+    OPERANDS = ("desc", "*coords")
+
+    def verify(self) -> None:
+        super().verify()
+        d = descriptor(self, self.operands[0].type)
+        _coords(self, self.operands[1:], len(d.block_shape))
+        t = self.result.type
+        if not isinstance(t, TileType) or t.shape != d.block_shape or t.scalar != d.element:
+            fail(self, f"result must be a tile of {d.element} of shape {d.block_shape}, got {t}")
+
+
+@register
+class DescriptorStoreOp(Operation):
+    """Store a register tile to the block at ``coords`` (out-of-bounds elements are
+    dropped)."""
+
+    NAME = "descriptor_store"
+    OPERANDS = ("desc", "value", "*coords")
+    NUM_RESULTS = 0
+
+    def verify(self) -> None:
+        super().verify()
+        d = descriptor(self, self.operands[0].type)
+        t = self.operands[1].type
+        if not isinstance(t, TileType) or t.shape != d.block_shape or t.scalar != d.element:
+            fail(self, f"value must be a tile of {d.element} of shape {d.block_shape}, got {t}")
+        _coords(self, self.operands[2:], len(d.block_shape))
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+

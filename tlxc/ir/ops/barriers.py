@@ -1,0 +1,156 @@
+"""TLX barrier ops: mbarriers in shared memory, hardware named barriers and fences.
+
+An mbarrier has a phase (parity starts at 0), a count of arrivals still expected and a
+count of transaction bytes still expected; the phase completes when both reach zero,
+then the parity flips and the arrival count is re-armed (see
+``tlxc.interpreter.rules.barriers`` for the executable form of these rules).
+"""
+
+from __future__ import annotations
+
+from ..core import Operation, register
+from ..types import BarrierType
+from .base import fail, is_i1
+from .buffers import i32_scalar
+
+FENCE_SCOPES = ("async_shared", "gpu", "sys")
+
+
+def barrier(op: Operation, t: object, what: str = "the barrier", array: bool | None = False) -> BarrierType:
+    if not isinstance(t, BarrierType):
+        fail(op, f"{what} must be an mbarrier, got {t}")
+    assert isinstance(t, BarrierType)
+    if array is True and not t.num:
+        fail(op, f"{what} must be an array of mbarriers, got {t}")
+    if array is False and t.num:
+        fail(op, f"{what} must be one mbarrier, got an array {t} (index it first)")
+    return t
+
+
+def _pred(op: Operation) -> None:
+    p = op.operand("pred")
+    if p is not None and (not is_i1(p.type) or p.type.shape):
+        fail(op, f"pred must be a scalar i1, got {p.type}")
+
+
+@register
+class BarrierAllocOp(Operation):
+    """``num`` mbarriers, each initialized to expect ``count`` arrivals per phase."""
+
+    NAME = "barrier_alloc"
+    ATTRS = {"count": Operation.REQUIRED}
+    PURE = False
+
+    def verify(self) -> None:
+        super().verify()
+        barrier(self, self.result.type, "the result", array=True)
+        if not isinstance(self.attrs["count"], int) or self.attrs["count"] < 1:
+            fail(self, f"arrive count must be a positive integer, got {self.attrs['count']}")
+
+
+@register
+class BarrierViewOp(Operation):
+    """mbarrier ``index`` of an array."""
+
+    NAME = "barrier_view"
+    OPERANDS = ("bars", "index")
+    PURE = True
+
+    def verify(self) -> None:
+        super().verify()
+        t = barrier(self, self.operands[0].type, "the source", array=True)
+        i32_scalar(self, self.operands[1], "the index")
+        if self.result.type != t.single():
+            fail(self, f"result must be {t.single()}")
+
+
+@register
+class BarrierExpectOp(Operation):
+    """Arrive once on ``bar`` and add ``bytes`` expected transaction bytes to its phase."""
+
+    NAME = "barrier_expect"
+    OPERANDS = ("bar", "?pred")
+    ATTRS = {"bytes": Operation.REQUIRED}
+    NUM_RESULTS = 0
+
+    def verify(self) -> None:
+        super().verify()
+        barrier(self, self.operands[0].type)
+        _pred(self)
+        if not isinstance(self.attrs["bytes"], int) or self.attrs["bytes"] < 0:
+            fail(self, f"bytes must be a non-negative integer, got {self.attrs['bytes']}")
+
+
+@register
+class BarrierWaitOp(Operation):
+    """Block until the phase of ``bar`` with parity ``phase`` has completed."""
+
+    NAME = "barrier_wait"
+    OPERANDS = ("bar", "phase", "?pred")
+    NUM_RESULTS = 0
+
+    def verify(self) -> None:
+        super().verify()
+        barrier(self, self.operands[0].type)
+        i32_scalar(self, self.operands[1], "the phase")
+        _pred(self)
+
+
+@register
+class BarrierArriveOp(Operation):
+    """Arrive ``count`` times on ``bar`` (once per CTA, or once per thread on a warp
+    barrier)."""
+
+    NAME = "barrier_arrive"
+    OPERANDS = ("bar", "?pred")
+    ATTRS = {"count": 1}
+    NUM_RESULTS = 0
+
+    def verify(self) -> None:
+        super().verify()
+        barrier(self, self.operands[0].type)
+        _pred(self)
+        if not isinstance(self.attrs["count"], int) or self.attrs["count"] < 1:
+            fail(self, f"arrive count must be a positive integer, got {self.attrs['count']}")
+
+
+class _NamedBarrier(Operation):
+    ATTRS = {"bar_id": Operation.REQUIRED, "threads": Operation.REQUIRED}
+    NUM_RESULTS = 0
+
+    def verify(self) -> None:
+        super().verify()
+        if not 0 <= self.attrs["bar_id"] < 16:
+            fail(self, f"named barrier ids are 0..15, got {self.attrs['bar_id']}")
+        n = self.attrs["threads"]
+        if n <= 0 or n % 32:
+            fail(self, f"named barrier thread count must be a positive multiple of 32, got {n}")
+
+
+@register
+class NamedBarrierWaitOp(_NamedBarrier):
+    """Wait at hardware barrier ``bar_id`` until ``threads`` threads have reached it."""
+
+    NAME = "named_barrier_wait"
+
+
+@register
+class NamedBarrierArriveOp(_NamedBarrier):
+    """Arrive at hardware barrier ``bar_id`` without waiting."""
+
+    NAME = "named_barrier_arrive"
+
+
+@register
+class FenceOp(Operation):
+    """A memory fence. ``async_shared`` orders ordinary shared-memory writes before later
+    reads by the async proxy (TMA, wgmma)."""
+
+    NAME = "fence"
+    ATTRS = {"scope": Operation.REQUIRED}
+    NUM_RESULTS = 0
+
+    def verify(self) -> None:
+        super().verify()
+        if self.attrs["scope"] not in FENCE_SCOPES:
+            fail(self, f"fence scope must be one of {FENCE_SCOPES}, got {self.attrs['scope']!r}")

@@ -1,0 +1,71 @@
+"""Asynchronous tensor-core MMA (Hopper wgmma): ``async_dot`` starts ``a @ b (+ acc)``
+with ``b`` (and optionally ``a``) in shared memory; its result may only be read after an
+``async_dot_wait`` retires its group."""
+
+from __future__ import annotations
+
+from ..core import Operation, register
+from ..types import MemDescType, TileType
+from .base import fail, is_i1
+from .reduce import INPUT_PRECISIONS
+
+
+def _matrix_shape(t: object) -> tuple[int, ...] | None:
+    if isinstance(t, MemDescType) and not t.num:
+        return t.buf_shape
+    if isinstance(t, TileType):
+        return t.shape
+    return None
+
+
+@register
+class AsyncDotOp(Operation):
+    """``a @ b + acc`` (``acc`` absent or ``use_acc`` false: ``a @ b``). ``a`` is a buffer or
+    a register tile, ``b`` a buffer."""
+
+    NAME = "async_dot"
+    OPERANDS = ("a", "b", "?acc", "?use_acc")
+    ATTRS = {"input_precision": "tf32"}
+
+    def verify(self) -> None:
+        super().verify()
+        a, b = self.operands[0].type, self.operands[1].type
+        sa, sb = _matrix_shape(a), _matrix_shape(b)
+        if sa is None or len(sa) != 2:
+            fail(self, f"a must be a rank-2 buffer or tile, got {a}")
+        if not isinstance(b, MemDescType) or sb is None or len(sb) != 2:
+            fail(self, f"b must be a rank-2 buffer in shared memory, got {b}")
+        assert sa is not None and sb is not None
+        if sa[1] != sb[0]:
+            fail(self, f"inner dimensions differ: {list(sa)} x {list(sb)}")
+        if a.scalar != b.scalar:
+            fail(self, f"operand element types differ: {a.scalar} and {b.scalar}")
+        t = self.result.type
+        if not isinstance(t, TileType) or t.shape != (sa[0], sb[1]):
+            fail(self, f"result must be a tile of shape {[sa[0], sb[1]]}, got {t}")
+        acc = self.operand("acc")
+        if acc is not None and acc.type != t:
+            fail(self, f"acc must have the result type {t}, got {acc.type}")
+        use = self.operand("use_acc")
+        if use is not None and (not is_i1(use.type) or use.type.shape):
+            fail(self, f"use_acc must be a scalar i1, got {use.type}")
+        if self.attrs["input_precision"] not in INPUT_PRECISIONS:
+            fail(self, f"unknown input precision {self.attrs['input_precision']!r}")
+
+
+@register
+class AsyncDotWaitOp(Operation):
+    """Wait until at most ``pendings`` async_dot groups are in flight; the results are the
+    operands, now safe to read."""
+
+    NAME = "async_dot_wait"
+    OPERANDS = ("*values",)
+    ATTRS = {"pendings": Operation.REQUIRED}
+    NUM_RESULTS = None
+
+    def verify(self) -> None:
+        super().verify()
+        if [r.type for r in self.results] != [v.type for v in self.operands]:
+            fail(self, "results must have the operands' types")
+        if not isinstance(self.attrs["pendings"], int) or self.attrs["pendings"] < 0:
+            fail(self, f"pendings must be a non-negative integer, got {self.attrs['pendings']}")
