@@ -113,6 +113,12 @@ def k(x):
     ],
     "TLXC-CONSTEXPR-001": [
         ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x, n):
+    bufs = tlx.local_alloc((16, 16), tl.float32, n)  # ERR tlx.local_alloc
+""", "k.compile('*fp32,i32')"),
+        ("""
 @tlxc.jit
 def k(x, n):
     offs = tl.arange(0, n)  # ERR tl.arange
@@ -288,6 +294,117 @@ def k(x, step):
         tl.store(x + i, 1.0)
 def launch():
     k.interpret[(1,)](np.zeros(4, np.float32), 0)
+""", "launch()"),
+    ],
+    "TLXC-TLX-001": [
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    bufs = tlx.local_alloc((16, 16), tl.float32, 2)
+    v = bufs[2]  # ERR bufs[2]
+""", "k.compile('*fp32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    bufs = tlx.local_alloc((16, 16), tl.float32, 2)
+    y = tlx.local_load(bufs)  # ERR tlx.local_load
+""", "k.compile('*fp32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    bufs = tlx.local_alloc((16,), tl.float32, 1)
+    tlx.local_store(bufs[0], tl.zeros((16,), tl.float16))  # ERR tlx.local_store
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-TLX-002": [
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    tlx.named_barrier_wait(9, 100)  # ERR tlx.named_barrier_wait
+""", "k.compile('*fp32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    tlx.named_barrier_arrive(9, 256)
+    tlx.named_barrier_wait(9, 128)  # ERR tlx.named_barrier_wait
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-TLX-003": [
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x, M):
+    d = tl.make_tensor_descriptor(x, [M, M], [M, 1], [64, 2])  # ERR tl.make_tensor_descriptor
+""", "k.compile('*fp32,i32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x, M):
+    d = tl.make_tensor_descriptor(x, [M, M], [M, 1], [512, 64])  # ERR tl.make_tensor_descriptor
+""", "k.compile('*fp16,i32')"),
+    ],
+    "TLXC-TLX-004": [
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    a = tlx.local_alloc((32, 16), tl.float16, 1)
+    b = tlx.local_alloc((16, 64), tl.float16, 1)
+    c = tlx.async_dot(a[0], b[0])  # ERR tlx.async_dot
+""", "k.compile('*fp32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    a = tlx.local_alloc((64, 16), tl.float16, 1)
+    b = tlx.local_alloc((32, 64), tl.float16, 1)
+    c = tlx.async_dot(a[0], b[0])  # ERR tlx.async_dot
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-TLX-005": [
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    bars = tlx.alloc_barriers(1)
+    tlx.barrier_arrive(bars[0], remote_cta_rank=1)  # ERR tlx.barrier_arrive
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-INTERP-004": [
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    bars = tlx.alloc_barriers(1)
+    tlx.barrier_wait(bars[0], 0)  # ERR tlx.barrier_wait
+def launch():
+    k.interpret[(1,)](np.zeros(4, np.float32))
+""", "launch()"),
+    ],
+    "TLXC-INTERP-005": [
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    bufs = tlx.local_alloc((4,), tl.float32, 1)
+    tl.store(x + tl.arange(0, 4), tlx.local_load(bufs[0]))  # ERR tlx.local_load
+def launch():
+    k.interpret[(1,)](np.zeros(4, np.float32))
+""", "launch()"),
+    ],
+    "TLXC-INTERP-006": [
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    tl.store(x, tlx.thread_id(0))  # ERR tlx.thread_id
+def launch():
+    k.interpret[(1,)](np.zeros(4, np.int32))
 """, "launch()"),
     ],
 }

@@ -73,6 +73,26 @@ _ENTRIES = [
     Diagnostic("TLXC-INTERP-002", "device assertion failed", "the condition was false while running"),
     Diagnostic("TLXC-INTERP-003", "loop with a zero step",
                "a range step of zero never ends; check the value passed as the step"),
+    Diagnostic("TLXC-TLX-001", "invalid use of a TLX buffer",
+               "allocate with tlx.local_alloc(shape, dtype, NUM) (NUM a tl.constexpr), index the array (bufs[i]) "
+               "to get one buffer, and pass register tiles of the buffer's shape and dtype"),
+    Diagnostic("TLXC-TLX-002", "invalid use of an mbarrier or named barrier",
+               "allocate mbarriers with tlx.alloc_barriers and index them (bars[i]); named barriers take ids 1..15 "
+               "and the same multiple-of-32 thread count at every wait and arrive"),
+    Diagnostic("TLXC-TLX-003", "a TMA copy the hardware cannot do",
+               "TMA blocks have 1-5 dimensions of at most 256 elements, an inner dimension of at least 16 bytes, "
+               "and tensors whose strides (except the last, which is 1) are multiples of 16 bytes"),
+    Diagnostic("TLXC-TLX-004", "an async_dot the tensor cores cannot do",
+               "use M a multiple of 64, N a multiple of 8 up to 256, and K a multiple of the instruction's K step"),
+    Diagnostic("TLXC-TLX-005", "TLX operation not supported by tlxc or by this target yet",
+               "see the message for what is missing; the interpreter and the listed alternatives work"),
+    Diagnostic("TLXC-INTERP-004", "deadlock: a barrier wait that can never return",
+               "check the barrier's arrive count, the expected bytes and the phase passed to barrier_wait"),
+    Diagnostic("TLXC-INTERP-005", "a buffer read before its data arrived",
+               "wait for asynchronous copies (barrier_wait for TMA, async_load_wait_group for async_load) before "
+               "reading their buffers, and write a buffer before reading it"),
+    Diagnostic("TLXC-INTERP-006", "a per-thread value in the interpreter",
+               "the interpreter runs each program as a whole; avoid tlx.thread_id in kernels you interpret"),
     Diagnostic("TLXC-INTERNAL-001", "internal compiler error", "this is a bug in tlxc; please report it"),
 ]
 

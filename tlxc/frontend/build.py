@@ -8,8 +8,9 @@ from ..errors import CompilationError
 from ..ir import ops
 from ..ir.builder import Builder
 from ..ir.core import Block, Region
+from .semantics.tlx_sync import check_named_barriers
 from .specialize import ArgSpec
-from .values import Tensor
+from .values import wrap
 from .visitor import CodeGenerator
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,7 +31,7 @@ def build_module(kernel: "KernelFunction", specs: dict[str, ArgSpec], constants:
     module.body.append(func)
     scope: dict[str, Any] = dict(constants)
     for p, arg in zip(runtime, body.args):
-        scope[p] = 1 if specs[p].equals_one else Tensor(arg)
+        scope[p] = 1 if specs[p].equals_one else wrap(arg)
     builder = Builder(body, src.loc(src.tree))
     used: dict[str, Any] = {}
     gen = CodeGenerator(src, builder, scope, used_globals=used)
@@ -41,4 +42,5 @@ def build_module(kernel: "KernelFunction", specs: dict[str, ArgSpec], constants:
     end = src.tree.body[-1]
     builder.loc = src.loc(end)
     builder.create(ops.ReturnOp, [])
+    check_named_barriers(module)
     return module, used

@@ -53,7 +53,7 @@ class CallMixin(_Base):
         if isinstance(fn, tl.Builtin):
             if fn.name in ("range", "static_range"):
                 raise self.error(node, "TLXC-SYNTAX-001", f"tl.{fn.name} can only be the iterator of a for loop")
-            return self.apply_rule(node, fn.name, f"tl.{fn.name}", [], )
+            return self.apply_rule(node, fn.rule, fn.qualname, [])
         if isinstance(fn, BoundMethod):
             return self.apply_rule(node, fn.rule, f"tensor.{fn.rule}", [fn.self_value])
         if isinstance(fn, KernelFunction):
@@ -95,6 +95,10 @@ class CallMixin(_Base):
             return rule(self.ctx, *args, **kwargs)
         except SemanticError:
             raise
+
+    def apply_values(self, node: ast.AST, rule_name: str, what: str, args: list[Any]) -> Any:
+        """Apply a rule to values already evaluated (for syntax such as ``buf[i]``)."""
+        return RULES[rule_name](self.ctx, *args)
 
     # -- inlining -------------------------------------------------------------------------------------
     def inline(self, node: ast.Call, fn: Any) -> Any:

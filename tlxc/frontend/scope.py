@@ -6,7 +6,7 @@ import ast
 from typing import Any
 
 from ..ir.types import Type
-from .values import Tensor, flatten
+from .values import Handle, Tensor, flatten
 
 
 def contains_return(node: ast.AST) -> bool:
@@ -27,7 +27,7 @@ def types_of(v: Any) -> list[Type]:
 
 def same_constant(a: Any, b: Any) -> bool:
     """Two compile-time values that can stand for each other after a branch or loop."""
-    if isinstance(a, Tensor) or isinstance(b, Tensor):
+    if isinstance(a, (Tensor, Handle)) or isinstance(b, (Tensor, Handle)):
         return False
     if isinstance(a, tuple) and isinstance(b, tuple):
         return len(a) == len(b) and all(same_constant(x, y) for x, y in zip(a, b))
@@ -35,7 +35,8 @@ def same_constant(a: Any, b: Any) -> bool:
 
 
 def has_tensor(v: Any) -> bool:
-    if isinstance(v, Tensor):
+    """Whether ``v`` holds runtime values (tensors, or TLX buffers, barriers, tokens...)."""
+    if isinstance(v, (Tensor, Handle)):
         return True
     if isinstance(v, tuple):
         return any(has_tensor(x) for x in v)

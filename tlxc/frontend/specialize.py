@@ -10,11 +10,23 @@ dict when compiling ahead of time.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SemanticError
-from ..ir.types import BY_SIG_NAME, DType, PointerType, Type, from_numpy_dtype, int1, int32, int64, uint64
+from ..ir.types import (
+    BY_SIG_NAME,
+    DType,
+    PointerType,
+    TensorDescType,
+    Type,
+    from_numpy_dtype,
+    int1,
+    int32,
+    int64,
+    uint64,
+)
 from ..ir.types import float32 as f32
 
 ALIGN = 16
@@ -33,13 +45,57 @@ class ArgSpec:
 
     def __str__(self) -> str:
         t = self.type
+        if isinstance(t, TensorDescType):  # Triton's spelling, without its spaces
+            return f"tensordesc<{t.element.sig_name}[{','.join(str(d) for d in t.block_shape)}]>"
         base = f"*{t.pointee.sig_name}" if isinstance(t, PointerType) else t.sig_name  # type: ignore[union-attr]
         return base + (f":{self.divisibility}" if self.divisibility > 1 else "")
 
 
+_TENSORDESC = re.compile(r"tensordesc\s*<\s*(\w+)\s*\[([\d,\s]*)\]\s*>")
+
+
+def _parse_tensordesc(text: str) -> ArgSpec:
+    """``tensordesc<fp16[64,64]>`` (a host TMA descriptor of 64x64 blocks of fp16; Triton
+    writes ``tensordesc<fp16[64, 64]>``) to an ArgSpec."""
+    m = _TENSORDESC.fullmatch(text.strip())
+    if m is None:
+        raise SemanticError("TLXC-SIG-001", f"cannot read the descriptor type {text!r}",
+                            "write a host TMA descriptor as tensordesc<fp16[64,64]>: the element type, then the "
+                            "block shape")
+    elem = BY_SIG_NAME.get(m.group(1))
+    if elem is None:
+        raise SemanticError("TLXC-SIG-001", f"unknown element type {m.group(1)!r} in {text!r}")
+    try:
+        block = tuple(int(d) for d in m.group(2).split(","))
+    except ValueError:
+        raise SemanticError("TLXC-SIG-001", f"the block shape of {text!r} must be integers") from None
+    if not 1 <= len(block) <= 5 or any(d < 1 or d & (d - 1) for d in block):
+        raise SemanticError("TLXC-SIG-001", f"the block shape of {text!r} must have 1 to 5 dimensions, each a "
+                            "positive power of two")
+    return ArgSpec(TensorDescType(block, elem))
+
+
+def split_signature(text: str) -> list[str]:
+    """A signature string split at its top-level commas (``tensordesc<fp16[64,64]>`` holds
+    commas of its own); empty entries dropped."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "<[(":
+            depth += 1
+        elif c in ">])":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p for p in (x.strip() for x in parts) if p]
+
+
 def parse_type(text: str) -> ArgSpec:
-    """``*fp16:16`` / ``i32`` / ``i32:16`` / ``fp32`` to an ArgSpec."""
+    """``*fp16:16`` / ``i32`` / ``i32:16`` / ``fp32`` / ``tensordesc<fp16[64,64]>`` to an ArgSpec."""
     s = text.strip()
+    if s.startswith("tensordesc"):
+        return _parse_tensordesc(s)
     div = 1
     if ":" in s:
         s, d = s.rsplit(":", 1)
@@ -94,7 +150,7 @@ def parse_signature(sig: Any, runtime_params: list[str], constexpr_params: list[
                 raise SemanticError("TLXC-SIG-001", f"signature names '{k}', which is not a runtime parameter")
             specs[k] = v if isinstance(v, ArgSpec) else parse_type(str(v))
     else:
-        parts = [p for p in (x.strip() for x in str(sig).split(",")) if p] if str(sig).strip() else []
+        parts = split_signature(str(sig))
         if len(parts) == len(all_params) and len(all_params) != len(runtime_params):
             specs = {}
             for name, p in zip(all_params, parts):
@@ -166,9 +222,31 @@ def spec_of(arg: Any, specialize: bool) -> ArgSpec:
         return ArgSpec(f32)
     if isinstance(arg, np.floating):
         return ArgSpec(from_numpy_dtype(arg.dtype))
+    if _is_descriptor(arg):
+        return descriptor_spec(arg)
     ptr = _data_pointer(arg)
     if ptr is not None:
         elem = _element_dtype(arg)
         return ArgSpec(PointerType(elem), ALIGN if specialize and ptr % ALIGN == 0 else 1)
     raise SemanticError("TLXC-LAUNCH-003", f"cannot pass an argument of type {type(arg).__name__} to a kernel",
                         "pass arrays/tensors for pointers and Python or numpy scalars for numbers")
+
+
+def _is_descriptor(arg: Any) -> bool:
+    """A host tensor descriptor: ``tlxc.TensorDescriptor`` or anything shaped like it
+    (Triton's own included)."""
+    return hasattr(arg, "block_shape") and hasattr(arg, "base") and hasattr(arg, "strides")
+
+
+def descriptor_spec(arg: Any) -> ArgSpec:
+    """The ArgSpec of a host tensor descriptor: its block shape and element type (the
+    layout of the tensor it describes is encoded at launch, not compiled in)."""
+    try:
+        block = tuple(int(d) for d in arg.block_shape)
+    except (TypeError, ValueError):
+        raise SemanticError("TLXC-LAUNCH-003", f"the descriptor's block_shape {arg.block_shape!r} is not a list "
+                            "of integers") from None
+    if len(block) != len(arg.shape) or any(d < 1 or d & (d - 1) for d in block):
+        raise SemanticError("TLXC-LAUNCH-003", f"the descriptor's block_shape {list(block)} must have one positive "
+                            f"power of two per dimension of its shape {list(arg.shape)}")
+    return ArgSpec(TensorDescType(block, _element_dtype(arg.base)))

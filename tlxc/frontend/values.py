@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..ir.core import Value
-from ..ir.types import DType, PointerType, TileType, Type
+from ..ir.types import BarrierType, DType, MemDescType, PointerType, TensorDescType, TileType, TokenType, Type
 from ..language.core import constexpr
 
 
@@ -50,6 +50,31 @@ class Tensor:
         return f"Tensor({self.handle.type})"
 
 
+class Handle:
+    """A runtime value of the kernel that is not a number or a tile: a TLX buffer,
+    mbarrier, async token or tensor descriptor. ``tl`` rules reject it (it is neither a
+    Tensor nor a constant); ``tlx`` rules take it."""
+
+    __slots__ = ("handle",)
+
+    def __init__(self, handle: Value) -> None:
+        self.handle = handle
+
+    @property
+    def type(self) -> Type:
+        return self.handle.type
+
+    def __repr__(self) -> str:
+        return f"Handle({self.handle.type})"
+
+
+def wrap(value: Value) -> "Tensor | Handle":
+    """The frontend value for an IR value: a Tensor for scalars and tiles, else a Handle."""
+    if isinstance(value.type, (DType, PointerType, TileType)):
+        return Tensor(value)
+    return Handle(value)
+
+
 def unwrap(v: Any) -> Any:
     """Drop ``tl.constexpr`` wrappers (also inside tuples)."""
     if isinstance(v, constexpr):
@@ -61,7 +86,7 @@ def unwrap(v: Any) -> Any:
 
 def is_constexpr(v: Any) -> bool:
     """A compile-time constant: anything but a Tensor (tuples: all members constant)."""
-    if isinstance(v, Tensor):
+    if isinstance(v, (Tensor, Handle)):
         return False
     if isinstance(v, (tuple, list)):
         return all(is_constexpr(x) for x in v)
@@ -70,8 +95,8 @@ def is_constexpr(v: Any) -> bool:
 
 def flatten(v: Any) -> tuple[list[Value], Callable[[list[Value]], Any]]:
     """Split ``v`` into its IR values and a function that rebuilds ``v`` from new ones."""
-    if isinstance(v, Tensor):
-        return [v.handle], lambda vals: Tensor(vals[0])
+    if isinstance(v, (Tensor, Handle)):
+        return [v.handle], lambda vals: wrap(vals[0])
     if isinstance(v, tuple):
         parts = [flatten(x) for x in v]
         counts = [len(p[0]) for p in parts]
@@ -94,6 +119,19 @@ def describe(v: Any) -> str:
         if isinstance(t, TileType):
             return f"tile of {t.scalar!r} with shape {list(t.shape)}"
         return f"scalar {t.scalar!r}"
+    if isinstance(v, Handle):
+        t = v.type
+        if isinstance(t, MemDescType):
+            dims = list(t.buf_shape)
+            return (f"array of {t.num} buffers of {t.element!r} {dims}" if t.num
+                    else f"buffer of {t.element!r} {dims}")
+        if isinstance(t, BarrierType):
+            return f"array of {t.num} mbarriers" if t.num else "mbarrier"
+        if isinstance(t, TensorDescType):
+            return f"tensor descriptor of {t.element!r} blocks {list(t.block_shape)}"
+        if isinstance(t, TokenType):
+            return "async token"
+        return str(t)
     if isinstance(v, DType):
         return f"dtype {v!r}"
     return f"constant {v!r}"

@@ -18,13 +18,14 @@ from typing import Any
 from ..errors import CompilationError, InternalCompilerError, SemanticError
 from ..ir.builder import Builder
 from ..ir.core import Location
+from ..ir.types import MemDescType, TensorDescType
 from ..language.core import Builtin, constexpr
 from .calls import BoundMethod, CallMixin
 from .control import ControlFlowMixin
 from .semantics import TENSOR_METHODS, Ctx, arith, shape
 from .semantics.base import is_number, to_tensor
 from .source import FunctionSource
-from .values import Tensor, describe, is_constexpr, unwrap
+from .values import Handle, Tensor, describe, is_constexpr, unwrap
 
 _BINOPS: dict[type, tuple[str, Any]] = {
     ast.Add: ("add", operator.add), ast.Sub: ("sub", operator.sub), ast.Mult: ("mul", operator.mul),
@@ -178,17 +179,34 @@ class CodeGenerator(ControlFlowMixin, CallMixin, ast.NodeVisitor):
             if name in TENSOR_METHODS:
                 return BoundMethod(TENSOR_METHODS[name], base)
             raise self.error(node, "TLXC-NAME-001", f"a tensor has no attribute '{name}'")
+        if isinstance(base, Handle):
+            return self._handle_attribute(node, base, name)
         try:
             return unwrap(getattr(base, name))
         except AttributeError:
             what = f"module '{base.__name__}'" if isinstance(base, types.ModuleType) else describe(base)
             raise self.error(node, "TLXC-NAME-001", f"{what} has no attribute '{name}'") from None
 
+    def _handle_attribute(self, node: ast.Attribute, base: Handle, name: str) -> Any:
+        """Attributes of TLX values: a buffer's shape and dtype, a descriptor's block shape,
+        dtype and its ``load`` / ``store`` methods."""
+        t = base.type
+        if isinstance(t, MemDescType) and name in ("shape", "dtype", "element_ty"):
+            return t.buf_shape if name == "shape" else t.element
+        if isinstance(t, TensorDescType):
+            if name in ("block_shape", "dtype"):
+                return t.block_shape if name == "block_shape" else t.element
+            if name in ("load", "store"):
+                return BoundMethod(f"tlx.descriptor_{name}", base)
+        raise self.error(node, "TLXC-NAME-001", f"{describe(base)} has no attribute '{name}'")
+
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         base = self.visit(node.value)
         index = self.visit(node.slice)
         if isinstance(base, Tensor):
             return self._index_tensor(node, base, index)
+        if isinstance(base, Handle):
+            return self.apply_values(node, "tlx.local_view", "indexing", [base, index])
         if isinstance(index, Tensor):
             raise self.error(node.slice, "TLXC-CONSTEXPR-001",
                              f"indexing {describe(base)} needs a compile-time index, got {describe(index)}")

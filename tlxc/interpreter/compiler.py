@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import InternalCompilerError
 from ..ir.core import Block, Operation, Value
-from ..ir.types import Type
+from ..ir.types import DType, PointerType, TileType, Type
 from .numerics import storage_dtype
 from .registry import Env, LaunchState, Step, lookup
 
@@ -81,7 +81,7 @@ class Compiler:
         ins = tuple(self.slot(v) for v in op.operands)
         outs = tuple(self.slot(r) for r in op.results)
         types = [r.type for r in op.results]
-        if len(outs) == 1 and not types[0].shape:
+        if len(outs) == 1 and isinstance(types[0], (DType, PointerType)):
             fn = _as_array(fn)
         if self.check:
             fn = _checked(fn, op, types)
@@ -99,12 +99,16 @@ def _as_array(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _checked(fn: Callable[..., Any], op: Operation, types: list[Type]) -> Callable[..., Any]:
-    want = [(storage_dtype(t.scalar), t.shape) for t in types]
+    want = [(storage_dtype(t.scalar), t.shape) if isinstance(t, (DType, PointerType, TileType)) else None
+            for t in types]
 
     def wrapped(*args: Any) -> Any:
         out = fn(*args)
         values = [] if not types else [out] if len(types) == 1 else list(out)
-        for v, (dt, shape) in zip(values, want):
+        for v, w in zip(values, want):
+            if w is None:  # buffers, barriers, tokens, descriptors: the rules' own objects
+                continue
+            dt, shape = w
             if not isinstance(v, np.ndarray) or v.dtype != dt or v.shape != shape:
                 got = f"{type(v).__name__} {getattr(v, 'dtype', '')} {getattr(v, 'shape', '')}"
                 raise AssertionError(f"interpreter rule for '{op.name}' at {op.loc} gave {got}, "

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..ir.core import Operation
 from .memory import Memory
+from .onchip import OnChip
 
 if TYPE_CHECKING:
     from .compiler import Compiler
@@ -38,14 +39,19 @@ EXEC_RULES: dict[type[Operation], ExecRule] = {}
 
 @dataclass
 class LaunchState:
-    """What rules may read at run time besides operands: memory and the program id.
+    """What rules may read at run time besides operands: memory, the program id, the
+    number of threads of a program and its on-chip state (shared-memory buffers,
+    barriers, async copies).
 
-    ``pid`` holds 0-d int32 arrays and is replaced by the driver before each program.
+    ``pid`` holds 0-d int32 arrays; it and ``onchip`` are replaced by the driver before
+    each program.
     """
 
     memory: Memory
     grid: tuple[int, int, int]
     pid: tuple[np.ndarray, ...] = field(default=())
+    num_threads: int = 128
+    onchip: OnChip = field(default_factory=OnChip)
 
     @property
     def num_programs(self) -> tuple[np.ndarray, ...]:

@@ -13,11 +13,13 @@ import numpy as np
 
 from ..errors import CompilationError
 from ..ir.ops.control import FuncOp
-from ..ir.types import PointerType
+from ..ir.types import PointerType, TensorDescType
 from . import rules  # noqa: F401  (registers every rule)
 from .compiler import Compiler
+from .descriptors import descriptor_array, host_descriptor
 from .memory import Memory, base_address
 from .numerics import scalar
+from .onchip import OnChip
 from .registry import LaunchState
 
 
@@ -31,7 +33,8 @@ def _grid(grid: Sequence[int] | int) -> tuple[int, int, int]:
 
 def bind_arguments(func: FuncOp, args: Sequence[Any]) -> tuple[Memory, list[np.ndarray]]:
     """Kernel argument values as the interpreter sees them: pointer arguments become base
-    addresses into a ``Memory`` over the caller's arrays, scalars 0-d arrays of their type."""
+    addresses into a ``Memory`` over the caller's arrays, host tensor descriptors
+    ``DescriptorValue``s over theirs, scalars 0-d arrays of their type."""
     params = func.body.args
     name = func.attrs["sym_name"]
     if len(args) != len(params):
@@ -51,6 +54,10 @@ def bind_arguments(func: FuncOp, args: Sequence[Any]) -> tuple[Memory, list[np.n
                     f"got {type(arg).__name__}")
             arrays.append((i, label, arg))
             values.append(np.asarray(base_address(i), dtype=np.int64))
+        elif isinstance(t, TensorDescType):
+            # the descriptor's array becomes pointer argument i, so that faults name it
+            arrays.append((i, label, descriptor_array(arg, t, label, name)))
+            values.append(host_descriptor(arg, t, base_address(i), label, name))
         else:
             try:
                 value = scalar(arg, t.scalar)
@@ -80,7 +87,7 @@ def run_kernel(func: FuncOp, grid: tuple[int, int, int], args: list[Any], *, che
     """
     dims = _grid(grid)
     memory, values = bind_arguments(func, args)
-    state = LaunchState(memory, dims)
+    state = LaunchState(memory, dims, num_threads=32 * int(func.attrs.get("num_warps", 4) or 4))
     with np.errstate(all="ignore"):  # wraparound and NaN/inf are defined results here
         compiler = Compiler(state, check=check)
         body = compiler.block(func.body)
@@ -91,4 +98,5 @@ def run_kernel(func: FuncOp, grid: tuple[int, int, int], args: list[Any], *, che
                 for x in range(dims[0]):
                     memory.program = (x, y, z)
                     state.pid = (np.asarray(x, i32), np.asarray(y, i32), np.asarray(z, i32))
+                    state.onchip = OnChip()
                     body.run(env, values)

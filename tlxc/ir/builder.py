@@ -41,9 +41,9 @@ class Builder:
         return op
 
     def value(self, cls: type[Operation], operands: Sequence[Value], result_type: Type,
-              **attrs: Any) -> Value:
+              optional: dict[str, Value | None] | None = None, **attrs: Any) -> Value:
         """Create a one-result op and return its result."""
-        return self.create(cls, operands, [result_type], attrs).result
+        return self.create(cls, operands, [result_type], attrs, optional=optional).result
 
     @contextmanager
     def at_end(self, block: Block) -> Iterator["Builder"]:

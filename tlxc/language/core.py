@@ -74,16 +74,23 @@ class constexpr:
 class Builtin:
     """A ``tl.*`` function; only meaningful inside a ``@tlxc.kernel`` function."""
 
-    def __init__(self, name: str, doc: str = "") -> None:
+    def __init__(self, name: str, doc: str = "", namespace: str = "tl") -> None:
         self.name = name
         self.__name__ = name
         self.__doc__ = doc
+        self.namespace = namespace
+        # the name of its semantic rule: "load" for tl.load, "tlx.local_alloc" for tlx's
+        self.rule = name if namespace == "tl" else f"{namespace}.{name}"
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.namespace}.{self.name}"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(f"tl.{self.name} can only be called inside a @tlxc.kernel function")
+        raise RuntimeError(f"{self.qualname} can only be called inside a @tlxc.kernel function")
 
     def __repr__(self) -> str:
-        return f"<tl.{self.name}>"
+        return f"<{self.qualname}>"
 
 
 class PropagateNan:
@@ -108,6 +115,7 @@ cast = _b("cast", "Convert a value to a dtype (like x.to).")
 # -- memory -----------------------------------------------------------------------------
 load = _b("load", "Load through a pointer or a tile of pointers.")
 store = _b("store", "Store through a pointer or a tile of pointers.")
+make_tensor_descriptor = _b("make_tensor_descriptor", "A TMA tensor descriptor built on the device.")
 # -- shapes -----------------------------------------------------------------------------
 reshape = _b("reshape", "Same elements, new shape.")
 view = _b("view", "Same elements, new shape (older spelling of reshape).")

@@ -1,0 +1,155 @@
+"""Tensor descriptors in the interpreter: what a TMA copy reads and writes.
+
+A descriptor value (``DescriptorValue``) is the tensor's base address in the
+interpreter's virtual address space (memory.py), its shape and strides in elements
+(innermost last), the block shape and the element dtype. It comes from a host
+``TensorDescriptor`` over a numpy array (``run.bind_arguments``: the array becomes a
+pointer argument, so a fault names it) or from ``make_tensor_descriptor`` on the device
+(``make_descriptor``).
+
+``read_block`` and ``write_block`` move the block whose first element is at element
+coordinates ``coords`` (one per dimension, innermost last, as TLX writes them; they may be
+negative or run past the end). Like the TMA unit they clip at the tensor's bounds --
+the *descriptor's* shape, not the array's -- without an error: elements outside read as
+zero (NaN with ``padding="nan"``) and writes to them are dropped. Elements inside the
+bounds go through ``Memory`` with its checks, so a descriptor whose shape or strides
+reach outside its array is reported as an out-of-bounds access of that argument.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import CompilationError, InterpreterError
+from ..ir.core import Location
+from ..ir.types import TensorDescType, numpy_dtype
+from .memory import Memory
+
+
+@dataclass(frozen=True)
+class DescriptorValue:
+    """A TMA descriptor as the interpreter's rules see it (see the module docstring)."""
+
+    address: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]  # elements
+    block_shape: tuple[int, ...]
+    dtype: np.dtype
+    padding: str = "zero"
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+def make_descriptor(address: int, shape: Sequence[int], strides: Sequence[int], block_shape: Sequence[int],
+                    dtype: Any, padding: str = "zero", loc: Location | None = None) -> DescriptorValue:
+    """A descriptor built on the device (``make_tensor_descriptor``), after the checks
+    TMA applies to it (``_checked``). A violation is an ``InterpreterError`` at ``loc``: on
+    the GPU the copy would fault."""
+    try:
+        return _checked(address, shape, strides, block_shape, np.dtype(dtype), padding)
+    except ValueError as e:
+        raise InterpreterError("TLXC-INTERP-001", f"invalid tensor descriptor: {e}", loc) from None
+
+
+def host_descriptor(arg: Any, t: TensorDescType, address: int, label: str, kernel: str) -> DescriptorValue:
+    """The value of a host ``TensorDescriptor`` argument (over a numpy array, which the
+    caller makes pointer argument ``address``) for a parameter of type ``t``, after the
+    checks the launcher makes on the GPU; ``CompilationError`` naming the argument if
+    they fail."""
+    what = f"argument '{label}' of kernel '{kernel}'"
+    array = descriptor_array(arg, t, label, kernel)
+    block = tuple(int(b) for b in arg.block_shape)
+    if block != t.block_shape:
+        raise CompilationError("TLXC-LAUNCH-003", f"{what}: the descriptor's block_shape is {list(block)} but the "
+                               f"kernel was compiled for {list(t.block_shape)}")
+    dt = numpy_dtype(t.element)
+    if array.dtype != dt:
+        raise CompilationError("TLXC-LAUNCH-003", f"{what}: the descriptor's array has dtype {array.dtype} but the "
+                               f"kernel was compiled for descriptors of {t.element}")
+    try:
+        return _checked(address, arg.shape, arg.strides, block, dt, getattr(arg, "padding", "zero"))
+    except ValueError as e:
+        raise CompilationError("TLXC-LAUNCH-003", f"{what}: {e}") from None
+
+
+def descriptor_array(arg: Any, t: TensorDescType, label: str, kernel: str) -> np.ndarray:
+    """The numpy array a host descriptor argument describes (``CompilationError`` if it
+    is not a descriptor over one)."""
+    if not all(hasattr(arg, f) for f in ("base", "shape", "strides", "block_shape")):
+        raise CompilationError("TLXC-LAUNCH-003", f"argument '{label}' of kernel '{kernel}' is a TMA descriptor "
+                               f"({t}): pass a tlxc.TensorDescriptor over a numpy array, got {type(arg).__name__}")
+    if not isinstance(arg.base, np.ndarray):
+        raise CompilationError("TLXC-LAUNCH-003", f"argument '{label}' of kernel '{kernel}': the interpreter needs "
+                               f"a TensorDescriptor over a numpy array, got one over a {type(arg.base).__name__}")
+    return arg.base
+
+
+def _checked(address: int, shape: Sequence[Any], strides: Sequence[Any], block_shape: Sequence[Any],
+             dt: np.dtype, padding: str) -> DescriptorValue:
+    """A DescriptorValue after the rules of the TMA unit (runtime/tma.py): rank 1 to 5,
+    the last stride 1, the other strides multiples of 16 bytes, a 16-byte aligned base,
+    block dimensions powers of two with an inner row of at least 16 bytes; ``ValueError``."""
+    from ..runtime import tma
+    from ..runtime.dtypes import sig_of_dtype
+
+    shape_t, strides_t = tma.check_layout([int(n) for n in shape], [int(s) for s in strides], dt.itemsize)
+    block = tma.check_block_shape([int(b) for b in block_shape], len(shape_t))
+    tma.check_padding(padding, sig_of_dtype(dt))
+    tma.check_base(int(address))
+    if block[-1] * dt.itemsize % 16:
+        raise ValueError(f"the inner block dimension is {block[-1]} elements ({block[-1] * dt.itemsize} bytes); "
+                         "TMA needs a multiple of 16 bytes (at least 16)")
+    return DescriptorValue(int(address), shape_t, strides_t, block, dt, padding)
+
+
+def _block_addresses(desc: DescriptorValue, coords: Sequence[Any]) -> tuple[np.ndarray, np.ndarray | None]:
+    """The byte address of every element of the block at ``coords``, and the mask of the
+    elements inside the tensor (None when all are)."""
+    if len(coords) != desc.rank:
+        raise ValueError(f"a rank-{desc.rank} descriptor needs {desc.rank} coordinates, got {len(coords)}")
+    offset = np.zeros(desc.block_shape, np.int64)
+    inside = None
+    for d, (c, n, s, b) in enumerate(zip(coords, desc.shape, desc.strides, desc.block_shape)):
+        c = int(c)
+        idx = np.arange(c, c + b, dtype=np.int64)
+        view = [1] * desc.rank
+        view[d] = b
+        idx = idx.reshape(view)
+        offset = offset + idx * s
+        if c < 0 or c + b > n:
+            ok = ((idx >= 0) & (idx < n))
+            inside = ok if inside is None else inside & ok
+    if inside is not None:
+        inside = np.broadcast_to(inside, desc.block_shape)
+    return np.int64(desc.address) + offset * np.int64(desc.dtype.itemsize), inside
+
+
+def read_block(memory: Memory, desc: DescriptorValue, coords: Sequence[Any], loc: Location | None) -> np.ndarray:
+    """The block at element coordinates ``coords`` (innermost last); elements outside the
+    tensor are zero, or NaN with ``padding="nan"``."""
+    addr, inside = _block_addresses(desc, coords)
+    if inside is None:
+        return memory.load(addr, None, None, desc.dtype, loc)
+    fill = np.full(desc.block_shape, np.nan if desc.padding == "nan" else 0, dtype=desc.dtype)
+    if not inside.any():
+        return fill
+    return memory.load(addr, inside, fill, desc.dtype, loc)
+
+
+def write_block(memory: Memory, desc: DescriptorValue, coords: Sequence[Any], value: np.ndarray,
+                loc: Location | None) -> None:
+    """Write ``value`` (a block of the descriptor's shape and dtype) at element coordinates
+    ``coords``; elements outside the tensor are dropped."""
+    value = np.asarray(value)
+    if value.shape != desc.block_shape or value.dtype != desc.dtype:
+        raise ValueError(f"a block of this descriptor is {desc.dtype}{list(desc.block_shape)}, got "
+                         f"{value.dtype}{list(value.shape)}")
+    addr, inside = _block_addresses(desc, coords)
+    if inside is not None and not inside.any():
+        return
+    memory.store(addr, value, inside, desc.dtype, loc)

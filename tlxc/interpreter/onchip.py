@@ -1,0 +1,189 @@
+"""On-chip state of one program in the interpreter: shared-memory buffers, mbarriers and
+the bookkeeping of asynchronous copies.
+
+A program runs as one unit (all its threads at once), so "the CTA arrives" is one
+arrival, and a wait that cannot be satisfied by the time it is reached never will be:
+it is reported as a deadlock. Asynchronous copies move their data at once but the bytes
+they write stay *pending* until the matching completion (``async_load_wait_group`` for
+cp.async, a ``barrier_wait`` on the phase a TMA load completed for TMA); reading pending
+bytes, or bytes nothing has written yet, is an error that names the buffer's line.
+
+Shared memory is byte arrays (``Arena``) with a state byte per data byte; a buffer value
+is a ``View`` (arena, byte offset, shape, byte strides, dtype), so views, slices,
+transposes, reinterpretation and ``reuse`` aliasing all read and write the same bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InterpreterError
+from ..ir.core import Location
+
+UNWRITTEN, VALID, PENDING = 0, 1, 2
+NOT_READY = "TLXC-INTERP-005"
+DEADLOCK = "TLXC-INTERP-004"
+
+
+class Arena:
+    """The bytes of one allocation (``local_alloc``), and what state each byte is in."""
+
+    def __init__(self, nbytes: int, loc: Location | None) -> None:
+        self.data = np.zeros(nbytes, np.uint8)
+        self.state = np.zeros(nbytes, np.uint8)
+        self.loc = loc
+
+
+@dataclass(frozen=True)
+class View:
+    """A buffer: ``shape`` elements of ``dtype`` at byte ``offset`` of ``arena`` with byte
+    ``strides``. ``count`` > 0 for an array of buffers (``shape`` is then one buffer's and
+    ``step`` the bytes between buffers)."""
+
+    arena: Arena
+    offset: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    dtype: np.dtype
+    count: int = 0
+    step: int = 0
+
+    @staticmethod
+    def contiguous(arena: Arena, offset: int, shape: tuple[int, ...], dtype: np.dtype) -> "View":
+        strides, s = [], dtype.itemsize
+        for d in reversed(shape):
+            strides.append(s)
+            s *= d
+        return View(arena, offset, shape, tuple(reversed(strides)), dtype)
+
+    def element_offsets(self) -> np.ndarray:
+        """Byte offset in the arena of every element, shaped like the buffer."""
+        off = np.full(self.shape, self.offset, np.int64)
+        for axis, (n, s) in enumerate(zip(self.shape, self.strides)):
+            shape = [1] * len(self.shape)
+            shape[axis] = n
+            off += (np.arange(n, dtype=np.int64) * s).reshape(shape)
+        return off
+
+    def byte_indices(self) -> np.ndarray:
+        """Every byte the buffer covers (flat, possibly repeated)."""
+        return (self.element_offsets().reshape(-1, 1) + np.arange(self.dtype.itemsize)).reshape(-1)
+
+    def read(self) -> np.ndarray:
+        idx = self.element_offsets()
+        raw = self.arena.data[(idx[..., None] + np.arange(self.dtype.itemsize)).reshape(-1)]
+        return raw.view(self.dtype).reshape(self.shape).copy()
+
+    def write(self, value: np.ndarray, state: int = VALID) -> np.ndarray:
+        """Store ``value``; returns the byte indices written."""
+        idx = self.byte_indices()
+        raw = np.ascontiguousarray(np.broadcast_to(value, self.shape).astype(self.dtype, copy=False))
+        self.arena.data[idx] = raw.reshape(-1).view(np.uint8)
+        self.arena.state[idx] = state
+        return idx
+
+
+@dataclass
+class Barrier:
+    """One mbarrier: arrivals per phase, what the current phase still expects, and how
+    many phases have completed (the current phase's parity is ``completed % 2``)."""
+
+    count: int
+    pending: int = 0
+    tx: int = 0
+    completed: int = 0
+    loc: Location | None = None
+
+    def __post_init__(self) -> None:
+        self.pending = self.count
+
+    def _settle(self) -> None:
+        if self.pending <= 0 and self.tx == 0:
+            self.completed += 1
+            self.pending = self.count
+            self.tx = 0
+
+    def arrive(self, n: int, loc: Location | None) -> None:
+        if n > self.pending:
+            raise InterpreterError(
+                DEADLOCK, f"{n} arrivals on an mbarrier that expects only {self.pending} more in this phase "
+                          f"(initialized for {self.count}); the extra arrivals would complete the phase early", loc)
+        self.pending -= n
+        self._settle()
+
+    def expect(self, nbytes: int) -> None:
+        self.tx += nbytes
+
+    def complete_tx(self, nbytes: int) -> None:
+        self.tx -= nbytes
+        self._settle()
+
+    def phase_done(self, parity: int) -> bool:
+        """Has the phase with this parity completed (what ``barrier_wait`` waits for)?"""
+        return self.completed % 2 != parity % 2
+
+
+@dataclass
+class PendingCopy:
+    """Bytes written by an async copy that the program may not read yet."""
+
+    arena: Arena
+    indices: np.ndarray
+    loc: Location | None
+    barrier: Barrier | None = None
+    phase: int = 0
+
+
+@dataclass
+class OnChip:
+    """Everything on chip for one program; a new one per program."""
+
+    open_group: list[PendingCopy] = field(default_factory=list)
+    groups: list[list[PendingCopy]] = field(default_factory=list)
+    tma: list[PendingCopy] = field(default_factory=list)
+    clock: int = 0
+
+    # -- cp.async ----------------------------------------------------------------------------
+    def commit(self) -> None:
+        self.groups.append(self.open_group)
+        self.open_group = []
+
+    def wait_groups(self, pendings: int) -> None:
+        keep = self.groups[len(self.groups) - pendings:] if pendings else []
+        for group in self.groups[:len(self.groups) - len(keep)]:
+            for copy in group:
+                _settle(copy)
+        self.groups = keep
+
+    # -- TMA -----------------------------------------------------------------------------------
+    def barrier_passed(self, bar: Barrier) -> None:
+        """A wait on ``bar`` returned: copies that completed its finished phases are visible."""
+        still = []
+        for copy in self.tma:
+            if copy.barrier is bar and copy.phase < bar.completed:
+                _settle(copy)
+            else:
+                still.append(copy)
+        self.tma = still
+
+
+def _settle(copy: PendingCopy) -> None:
+    state = copy.arena.state
+    sel = copy.indices[state[copy.indices] == PENDING]
+    state[sel] = VALID
+
+
+def check_readable(view: View, what: str, loc: Location | None) -> None:
+    """Every byte of ``view`` holds data the program may read, or an error saying why not."""
+    st = view.arena.state[view.byte_indices()]
+    if (st == VALID).all():
+        return
+    where = f"allocated at line {view.arena.loc.line}" if view.arena.loc is not None else "buffer"
+    if (st == PENDING).any():
+        raise InterpreterError(
+            NOT_READY, f"{what} reads a buffer ({where}) whose asynchronous copy has not completed: wait for it "
+                       "first (barrier_wait on its mbarrier for TMA, async_load_wait_group for async_load)", loc)
+    raise InterpreterError(
+        NOT_READY, f"{what} reads a buffer ({where}) before anything was written to it", loc)

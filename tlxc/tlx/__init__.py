@@ -1,0 +1,72 @@
+"""What kernels see as ``tlx`` (``import tlxc.tlx as tlx``, also importable as
+``tlxc.language.extra.tlx`` so TLX kernels run after renaming ``triton`` to ``tlxc``).
+
+Like ``tl``, the functions here are names only: inside a ``@tlxc.kernel`` function the
+frontend applies the semantic rule registered as ``tlx.<name>`` in
+``tlxc.frontend.semantics`` (``tlx_buffers``, ``tlx_sync``, ``tlx_mma``). The classes
+(``storage_kind`` ...) are plain host-side values that kernels pass as arguments.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from ..language.core import Builtin
+
+
+class storage_kind(enum.Enum):  # noqa: N801  (TLX's spelling)
+    """Where a buffer lives: shared memory, Blackwell tensor memory, or a cluster peer's
+    shared memory."""
+
+    smem = "smem"
+    tmem = "tmem"
+    smemCluster = "smemCluster"  # noqa: N815
+
+
+def _b(name: str, doc: str) -> Builtin:
+    return Builtin(name, doc, namespace="tlx")
+
+
+# -- buffers ------------------------------------------------------------------------------
+local_alloc = _b("local_alloc", "Allocate `num` buffers of `shape` in shared (or tensor) memory.")
+local_view = _b("local_view", "One buffer of an array of buffers or barriers (also `buf[i]`).")
+local_slice = _b("local_slice", "A sub-buffer at `offset` with `shape` (a view, no copy).")
+subslice = _b("subslice", "Columns [offset, offset+size) of a tensor-memory buffer.")
+local_load = _b("local_load", "Read a buffer into registers.")
+local_store = _b("local_store", "Write a register tile into a buffer: local_store(dst, src).")
+local_trans = _b("local_trans", "The buffer with its dimensions permuted (a view, no copy).")
+local_reinterpret = _b("local_reinterpret", "The buffer's bytes seen as another dtype / shape.")
+storage_alias_spec = _b("storage_alias_spec", "A shared backing store that several allocations overlay.")
+dtype_of = _b("dtype_of", "The element dtype of a tensor, pointer, buffer or descriptor (compile time).")
+size_of = _b("size_of", "The size of a dtype in bytes (compile time).")
+get_fp8_format_name = _b("get_fp8_format_name", "'e4m3' or 'e5m2' for an fp8 dtype (compile time).")
+thread_id = _b("thread_id", "The hardware thread index along an axis.")
+clock64 = _b("clock64", "A 64-bit cycle counter.")
+# -- barriers and fences ------------------------------------------------------------------
+alloc_barriers = _b("alloc_barriers", "`num_barriers` mbarriers expecting `arrive_count` arrivals per phase.")
+alloc_warp_barrier = _b("alloc_warp_barrier", "mbarriers on which every thread arrives.")
+barrier_expect_bytes = _b("barrier_expect_bytes", "Arrive once and expect `size` transaction bytes.")
+barrier_wait = _b("barrier_wait", "Wait until the phase with parity `phase` has completed.")
+barrier_arrive = _b("barrier_arrive", "Arrive on an mbarrier.")
+named_barrier_wait = _b("named_barrier_wait", "Wait at a hardware named barrier (0..15).")
+named_barrier_arrive = _b("named_barrier_arrive", "Arrive at a hardware named barrier without waiting.")
+fence = _b("fence", "A memory fence: 'async_shared', 'gpu' or 'sys'.")
+fence_async_shared = _b("fence_async_shared", "fence('async_shared').")
+# -- asynchronous copies and TMA ----------------------------------------------------------
+async_load = _b("async_load", "Start copying a tile of pointers into a buffer (cp.async).")
+async_load_commit_group = _b("async_load_commit_group", "Close the current group of async loads.")
+async_load_wait_group = _b("async_load_wait_group", "Wait until at most `pendings` groups are in flight.")
+async_descriptor_load = _b("async_descriptor_load", "TMA load of a block into a buffer, completing on a barrier.")
+async_descriptor_store = _b("async_descriptor_store", "TMA store of a buffer to a block.")
+async_descriptor_store_wait = _b("async_descriptor_store_wait", "Wait until at most `pendings` TMA stores "
+                                                                "still read shared memory.")
+make_tensor_descriptor = _b("make_tensor_descriptor", "Build a TMA descriptor on the device.")
+allocate_tensor_descriptor = _b("allocate_tensor_descriptor", "Global scratch for `num` device descriptors.")
+reinterpret_tensor_descriptor = _b("reinterpret_tensor_descriptor", "A descriptor stored at a pointer.")
+# -- tensor cores -------------------------------------------------------------------------
+async_dot = _b("async_dot", "Start `A @ B (+ acc)` on the tensor cores (wgmma on Hopper).")
+async_dot_wait = _b("async_dot_wait", "Wait until at most `pendings` async_dot groups are in flight.")
+
+BUILTINS: dict[str, Builtin] = {
+    name: obj for name, obj in list(globals().items()) if isinstance(obj, Builtin)
+}
