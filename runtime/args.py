@@ -2,7 +2,8 @@
 ``kernelParams`` array of ``cuLaunchKernel``.
 
 A plan is made once per compiled kernel from its runtime parameters, given in Triton's
-signature form (``"*fp32:16"``, ``"i32"``, ``"i64:16"``, ``"fp16"``) -- ``str()`` of a
+signature form (``"*fp32:16"``, ``"i32"``, ``"i64:16"``, ``"fp16"``,
+``"tensordesc<fp16[64,64]>"``) -- ``str()`` of a
 compiler ``ArgSpec`` is exactly that. It lays the values out in one ctypes buffer
 (each slot aligned to its size) behind a fixed array of pointers to the slots, so a
 launch writes the buffer with one ``struct.pack_into`` and hands the driver a pointer
@@ -16,6 +17,11 @@ anything with ``data_ptr()`` or ``__cuda_array_interface__`` (CuPy, numba), an i
 address or None, and explains what is wrong otherwise. Integer range and float
 conversion are left to ``struct`` in the hot path; when it fails, ``diagnose`` finds
 the argument and says why.
+
+A host TMA descriptor parameter (``tensordesc<fp16[64,64]>``) takes a 128-byte slot,
+64-byte aligned: the launch encodes the ``TensorDescriptor`` argument with the swizzle
+the compiler chose (``tma_params``; runtime/tma.py), keeping the bytes by the
+descriptor's values. Plans without descriptors do no extra work.
 """
 
 from __future__ import annotations
@@ -23,11 +29,13 @@ from __future__ import annotations
 import ctypes
 import numbers
 import operator
+import re
 import struct
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
+from . import tma
 from .dtypes import SCALAR_FORMATS, TORCH_NAMES, canonical, sig_of_dtype, sig_of_typestr
 from .errors import LaunchError
 
@@ -44,40 +52,63 @@ _FLOAT_MAX = {"fp16": 65504.0, "bf16": 3.3895313892515355e38, "fp32": 3.40282346
 
 @dataclass(frozen=True)
 class Param:
-    """One runtime parameter. ``kind`` is ``ptr``, ``int`` or ``float``; ``dtype`` the
-    signature name of the value (of the pointee for pointers); ``align`` the byte
+    """One runtime parameter. ``kind`` is ``ptr``, ``int``, ``float`` or ``tensordesc``
+    (a host TMA descriptor, runtime/tma.py); ``dtype`` the signature name of the value (of
+    the pointee for pointers, of the elements for descriptors); ``align`` the byte
     alignment a pointer was specialized on and ``divisibility`` the divisor an integer
-    was specialized on (1 when nothing is assumed)."""
+    was specialized on (1 when nothing is assumed). A descriptor has the ``block`` shape it
+    was compiled for and the ``swizzle`` (bytes) the compiler chose, from the kernel's
+    metadata ``tma_params`` (None until given), and optionally the ``box`` of one TMA
+    message (``tma.tma_box`` of the block when None)."""
 
     name: str
     kind: str
     dtype: str
     align: int = 1
     divisibility: int = 1
+    block: tuple[int, ...] = ()
+    swizzle: int | None = None
+    box: tuple[int, ...] | None = None
 
     @property
     def format(self) -> str:
+        if self.kind == "tensordesc":
+            return f"{tma.DESCRIPTOR_BYTES}s"
         return "Q" if self.kind == "ptr" else SCALAR_FORMATS[self.dtype][0]  # type: ignore[return-value]
 
     @property
     def size(self) -> int:
+        if self.kind == "tensordesc":
+            return tma.DESCRIPTOR_BYTES
         return 8 if self.kind == "ptr" else SCALAR_FORMATS[self.dtype][1]
+
+    @property
+    def alignment(self) -> int:
+        """The byte alignment of the parameter's slot (a CUtensorMap is 64-byte aligned)."""
+        return tma.DESCRIPTOR_ALIGN if self.kind == "tensordesc" else self.size
 
     def __str__(self) -> str:
         if self.kind == "ptr":
             return f"*{self.dtype}" + (f":{self.align}" if self.align > 1 else "")
+        if self.kind == "tensordesc":
+            return f"tensordesc<{self.dtype}[{','.join(str(b) for b in self.block)}]>"
         return self.dtype + (f":{self.divisibility}" if self.divisibility > 1 else "")
 
     def describe(self, index: int) -> str:
         return f"argument {index} '{self.name}' ({self})"
 
 
+_TENSORDESC = re.compile(r"tensordesc\s*<\s*(\w+)\s*\[([\d,\s]*)\]\s*>")
+
+
 def parse_param(entry: Any, name: str) -> Param:
-    """``"*fp32:16"`` / ``"i32"`` / ``"i64:16"`` / ``"fp16"`` (or a compiler ``ArgSpec``,
-    whose ``str()`` is that) to a Param."""
+    """``"*fp32:16"`` / ``"i32"`` / ``"i64:16"`` / ``"fp16"`` / ``"tensordesc<fp16[64,64]>"``
+    (or a compiler ``ArgSpec``, whose ``str()`` is that) to a Param."""
     if isinstance(entry, Param):
         return entry
     text = str(entry).strip()
+    if text.startswith("tensordesc"):
+        return _parse_tensordesc(text, name)
     s, spec = text, 1
     if ":" in s:
         s, d = s.rsplit(":", 1)
@@ -89,8 +120,9 @@ def parse_param(entry: Any, name: str) -> Param:
     if s == "constexpr":
         raise ValueError(f"parameter '{name}' is a constexpr: it is compiled into the kernel, not passed at launch; "
                          "leave it out of the argument plan")
-    if s.startswith(("tensordesc", "nvTmaDesc")):
-        raise ValueError(f"parameter '{name}': host TMA descriptors ({s}) are not supported by the runtime yet")
+    if s.startswith("nvTmaDesc"):
+        raise ValueError(f"parameter '{name}': {s} (a pointer to a TMA descriptor in GPU memory) is not supported; "
+                         "pass host TMA descriptors by value as tensordesc<dtype[block]> parameters")
     ptr = s.startswith("*")
     base = s[1:].strip() if ptr else s
     if ptr and base.startswith("k"):  # Triton's "*k" spelling for pointers to constant memory
@@ -112,6 +144,66 @@ def parse_param(entry: Any, name: str) -> Param:
     return Param(name, "int", dtype, divisibility=max(spec, 1))
 
 
+def _parse_tensordesc(text: str, name: str) -> Param:
+    """``tensordesc<fp16[64,64]>`` (Triton's spelling, spaces allowed) to a Param."""
+    m = _TENSORDESC.fullmatch(text)
+    if m is None:
+        raise ValueError(f"parameter '{name}': cannot read the TMA descriptor type {text!r}; write it as "
+                         "tensordesc<fp16[64,64]> (element type, then the block shape)")
+    try:
+        dtype = tma.element_name(m.group(1))
+        block = tuple(int(b) for b in m.group(2).split(",") if b.strip())
+        tma.check_block_shape(block)
+    except ValueError as e:
+        raise ValueError(f"parameter '{name}' ({text}): {e}") from None
+    return Param(name, "tensordesc", dtype, block=block)
+
+
+def split_signature(text: str) -> list[str]:
+    """A signature string split at its top-level commas (``tensordesc<fp16[64,64]>`` holds
+    commas of its own); empty entries dropped."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "<[(":
+            depth += 1
+        elif c in ">])":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p for p in (x.strip() for x in parts) if p]
+
+
+def apply_tma_params(params: Sequence[Param], tma_params: Sequence[Mapping[str, Any]] | None) -> tuple[Param, ...]:
+    """``params`` with the swizzle (and box) of each host descriptor parameter taken from
+    the kernel's metadata ``tma_params``: a list of ``{"index": i, "block_shape": [...],
+    "element": "f16", "swizzle": 0|32|64|128}`` (optionally ``"box": [...]``), ``index``
+    counting runtime parameters. ``ValueError`` where an entry does not match the signature."""
+    out = list(params)
+    for entry in tma_params or ():
+        try:
+            i = int(entry["index"])
+            p = out[i]
+            block = tuple(int(b) for b in entry["block_shape"])
+            elem = tma.element_name(str(entry["element"]))
+            swizzle = int(entry["swizzle"])
+        except (KeyError, IndexError, TypeError, ValueError) as e:
+            raise ValueError(f"bad tma_params entry {entry!r} for a kernel with {len(out)} parameters: "
+                             f"{type(e).__name__}: {e}") from None
+        if p.kind != "tensordesc":
+            raise ValueError(f"tma_params names parameter {i} '{p.name}', which is {p}, not a tensordesc")
+        if block != p.block or elem != p.dtype:
+            raise ValueError(f"tma_params gives parameter {i} '{p.name}' blocks of {elem}{list(block)}, but its "
+                             f"signature is {p}")
+        if swizzle not in tma.SWIZZLES:
+            raise ValueError(f"tma_params gives parameter {i} '{p.name}' swizzle {swizzle}; it must be one of "
+                             f"{tma.SWIZZLES}")
+        box = entry.get("box")
+        out[i] = replace(p, swizzle=swizzle, box=None if box is None else tuple(int(b) for b in box))
+    return tuple(out)
+
+
 def bf16_bits(x: Any) -> int:
     """The bits of ``x`` rounded to bfloat16 (round to nearest even; NaN stays NaN)."""
     (b,) = struct.unpack("<I", struct.pack("<f", x))
@@ -130,22 +222,28 @@ class ArgPlan:
     ``params`` is a sequence of signature entries (``["*fp32:16", "*fp32:16", "i32"]``),
     one string of them separated by commas, a mapping from names to entries, or Params.
     ``names`` names the parameters in messages (``arg0``... if not given).
+    ``tma_params`` is the kernel's metadata of that name, which gives each host TMA
+    descriptor parameter its swizzle (``apply_tma_params``).
     """
 
-    def __init__(self, params: Sequence[Any] | Mapping[str, Any] | str, names: Sequence[str] | None = None) -> None:
+    def __init__(self, params: Sequence[Any] | Mapping[str, Any] | str, names: Sequence[str] | None = None,
+                 tma_params: Sequence[Mapping[str, Any]] | None = None) -> None:
         if isinstance(params, Mapping):
             names, params = list(params.keys()), list(params.values())
         elif isinstance(params, str):
-            params = [p for p in (x.strip() for x in params.split(",")) if p]
+            params = split_signature(params)
         params = list(params)
         if names is None:
             names = [p.name if isinstance(p, Param) else f"arg{i}" for i, p in enumerate(params)]
         if len(names) != len(params):
             raise ValueError(f"{len(names)} names for {len(params)} parameters")
-        self.params: tuple[Param, ...] = tuple(parse_param(p, n) for p, n in zip(params, names))
+        self.params: tuple[Param, ...] = apply_tma_params([parse_param(p, n) for p, n in zip(params, names)],
+                                                          tma_params)
+        # a CUtensorMap slot is 64-byte aligned in the buffer, and the buffer then too (new_slot)
+        self.alignment = max([8] + [p.alignment for p in self.params])
         offsets, off, fmt = [], 0, "<"
         for p in self.params:
-            pad = -off % p.size
+            pad = -off % p.alignment
             fmt += "x" * pad
             off += pad
             offsets.append(off)
@@ -167,6 +265,9 @@ class ArgPlan:
         if not self.params:
             return None, 0
         buf = (ctypes.c_char * max(self.size, 8))()
+        if self.alignment > 8:  # a view of a larger buffer that starts at an aligned address
+            raw = (ctypes.c_char * (max(self.size, 8) + self.alignment))()
+            buf = type(buf).from_buffer(raw, -ctypes.addressof(raw) % self.alignment)
         base = ctypes.addressof(buf)
         ptrs = (ctypes.c_void_p * len(self.params))(*[base + o for o in self.offsets])
         self._slots.append((buf, ptrs))
@@ -187,12 +288,14 @@ class ArgPlan:
         return "ArgPlan(" + ", ".join(f"{p.name}: {p}" for p in self.params) + ")"
 
     # -- the slow path: full checks with messages --------------------------------------------------
-    def pointer_value(self, i: int, a: Any, device: int, ns: dict[str, Any] | None = None) -> int:
+    def pointer_value(self, i: int, a: Any, device: int, ns: dict[str, Any] | None = None,
+                      what: str | None = None) -> int:
         """The address that argument ``i`` passes, after checking that it is in GPU memory,
         of the signature's dtype and aligned as the variant assumes; ``LaunchError`` if not.
-        Seeing a ``torch.Tensor`` arms the inline fast path of ``ns``."""
+        Seeing a ``torch.Tensor`` arms the inline fast path of ``ns``. ``what`` names the
+        value in messages (the argument by default)."""
         p = self.params[i]
-        what = p.describe(i)
+        what = what or p.describe(i)
         if a is None:
             return 0  # a null pointer, as Triton allows
         if isinstance(a, bool):
@@ -249,10 +352,65 @@ class ArgPlan:
     def _dtype_ok(self, i: int, sig: str | None, shown: Any) -> None:
         p = self.params[i]
         if sig != p.dtype:
+            what = "descriptors of" if p.kind == "tensordesc" else "pointers to"
             raise LaunchError(f"{p.describe(i)}: the array has dtype {shown}"
                               + (f" ({sig})" if sig and sig != str(shown) else "")
-                              + f" but this kernel was compiled for pointers to {p.dtype}; pass a {p.dtype} array "
+                              + f" but this kernel was compiled for {what} {p.dtype}; pass a {p.dtype} array "
                               "or compile a variant for this dtype", i, p.name)
+
+    def descriptor_value(self, i: int, d: Any, device: int) -> bytes:
+        """The encoded CUtensorMap (128 bytes) that descriptor argument ``i`` passes, after
+        checking it against the compiled kernel: a tensor descriptor whose block shape and
+        dtype are the kernel's, over GPU memory, with a layout TMA accepts; ``LaunchError``
+        naming the argument if not."""
+        p = self.params[i]
+        what = p.describe(i)
+        if p.swizzle is None:
+            raise LaunchError(f"{what}: the kernel's metadata gives no swizzle for this TMA descriptor (tma_params); "
+                              "pass the compiled kernel's metadata to LoadedKernel", i, p.name)
+        if not all(hasattr(d, f) for f in ("base", "shape", "strides", "block_shape")):
+            raise LaunchError(f"{what} takes a tensor descriptor (tlxc.TensorDescriptor(base, shape, strides, "
+                              f"block_shape) or TensorDescriptor.from_tensor(t, block_shape)), got "
+                              f"{type(d).__name__}", i, p.name)
+        try:
+            block = tuple(operator.index(b) for b in d.block_shape)
+        except TypeError:
+            block = None
+        if block != p.block:
+            raise LaunchError(f"{what}: the descriptor's block_shape is {list(d.block_shape)} but this kernel was "
+                              f"compiled for {list(p.block)}; set desc.block_shape (e.g. in the autotuner's "
+                              "pre_hook) before launching, or compile a variant for that block shape", i, p.name)
+        if d.base is None:
+            raise LaunchError(f"{what}: the descriptor's base is None; it must be a tensor in GPU memory", i, p.name)
+        address = self.pointer_value(i, d.base, device, what=f"the base of {what}")
+        try:
+            return tma.encode(address, p.dtype, d.shape, d.strides, p.block, p.swizzle, getattr(d, "padding", "zero"),
+                              p.box)
+        except ValueError as e:
+            raise LaunchError(f"{what}: {e}", i, p.name) from None
+
+    def descriptor_encoder(self, i: int, device: int) -> Callable[[Any], bytes]:
+        """``descriptor_value`` of argument ``i`` for the launch function: the bytes kept by
+        what decides them (a torch-like base's address and dtype, shape, strides, block
+        shape, padding), so that launching with the same descriptor again is one lookup."""
+        cache: dict[tuple, bytes] = {}
+        slow = self.descriptor_value
+
+        def encode(d: Any) -> bytes:
+            try:
+                b = d.base
+                key = (b.data_ptr(), b.dtype, tuple(d.shape), tuple(d.strides), tuple(d.block_shape), d.padding)
+                data = cache.get(key)
+            except Exception:  # no data_ptr() (DeviceArray, CuPy...) or not a descriptor: the checks say
+                return slow(i, d, device)
+            if data is None:
+                data = slow(i, d, device)
+                if len(cache) >= 64:
+                    cache.clear()
+                cache[key] = data
+            return data
+
+        return encode
 
     def _aligned(self, i: int, ptr: int) -> int:
         p = self.params[i]
@@ -304,6 +462,8 @@ class ArgPlan:
         for i, (p, a) in enumerate(zip(self.params, args)):
             if p.kind == "ptr":
                 self.pointer_value(i, a, device)
+            elif p.kind == "tensordesc":
+                self.descriptor_value(i, a, device)
             else:
                 self.check_scalar(i, a)
 
@@ -345,6 +505,9 @@ class ArgPlan:
                           "else:",
                           f"    p{i} = _ptr({i}, {a})"]
                 values.append(f"p{i}")
+            elif p.kind == "tensordesc":
+                ns[f"_tma{i}"] = self.descriptor_encoder(i, device)
+                values.append(f"_tma{i}({a})")
             elif p.kind == "int" and p.divisibility > 1:
                 lines += [f"if {a} % {p.divisibility}:", f"    raise ValueError({a})"]
                 values.append(a)

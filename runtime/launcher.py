@@ -48,7 +48,8 @@ class LoadedKernel:
     threads and ``shared_bytes`` of dynamic shared memory; ``cluster_dims`` launches
     thread-block clusters (``cuLaunchKernelEx``). ``metadata`` is kept and saved with the
     kernel (constants, arch, tlxc version...); ``metadata["constants"]`` is what a grid
-    callable sees beside the arguments."""
+    callable sees beside the arguments, and ``metadata["tma_params"]`` gives each host TMA
+    descriptor parameter its swizzle (``args.apply_tma_params``)."""
 
     def __init__(self, binary: bytes | str, name: str, arg_plan: ArgPlan | Sequence[Any] | str,
                  num_warps: int = 4, shared_bytes: int = 0, cluster_dims: Any = None, *,
@@ -58,14 +59,20 @@ class LoadedKernel:
             raise TypeError(f"binary must be cubin bytes or PTX text, got {type(binary).__name__}")
         self.binary = binary if isinstance(binary, str) else bytes(binary)
         self.name = name
-        self.plan = arg_plan if isinstance(arg_plan, ArgPlan) else ArgPlan(arg_plan, arg_names)
+        self.metadata = dict(metadata or {})
+        tma_params = self.metadata.get("tma_params")
+        self.plan = arg_plan if isinstance(arg_plan, ArgPlan) else ArgPlan(arg_plan, arg_names, tma_params)
+        for p in self.plan.params:
+            if p.kind == "tensordesc" and p.swizzle is None:
+                raise ValueError(f"kernel '{name}': parameter '{p.name}' is a host TMA descriptor ({p}) but "
+                                 "metadata['tma_params'] gives no swizzle for it; pass the compiled kernel's "
+                                 "metadata")
         if not 1 <= int(num_warps) <= 32:
             raise ValueError(f"num_warps must be 1 to 32, got {num_warps}")
         self.num_warps = int(num_warps)
         self.shared_bytes = int(shared_bytes)
         self.cluster_dims = _dims(cluster_dims, "cluster_dims")
         self.cooperative = bool(cooperative)
-        self.metadata = dict(metadata or {})
         self.module: Any = None
         self.function: Any = None
         self.device: driver.Device | None = None

@@ -21,6 +21,7 @@ from typing import Any
 from . import language  # noqa: F401
 from .errors import CompilationError, InternalCompilerError, InterpreterError, TlxcError  # noqa: F401
 from .frontend.kernel import KernelFunction, kernel  # noqa: F401
+from .tensor_descriptor import TensorDescriptor  # noqa: F401
 
 
 class _SourceTreeRuntime(importlib.abc.MetaPathFinder):

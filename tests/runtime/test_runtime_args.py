@@ -40,7 +40,7 @@ def test_parse_params() -> None:
     assert [str(parse_param(s, "a")) for s in ("*fp32:16", "i64:16", "fp16", "*bf16")] == \
         ["*fp32:16", "i64:16", "fp16", "*bf16"]
     for bad, msg in [("float", "unknown type"), ("fp32:16", "divisibility"), ("constexpr", "constexpr"),
-                     ("fp8e4nv", "cannot take a scalar"), ("tensordesc<fp16[64,64]>", "TMA"), ("i32:x", "bad")]:
+                     ("fp8e4nv", "cannot take a scalar"), ("nvTmaDesc", "TMA"), ("i32:x", "bad")]:
         with pytest.raises(ValueError, match=msg):
             parse_param(bad, "a")
 

@@ -1,0 +1,1 @@
+"""Host-side tools, named as Triton's ``triton.tools`` (drop-in rule, DESIGN.md)."""
