@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lark import Lark
 from lark import logger as lark_logger
+from roundtrip_tlx import TLX_ROUNDTRIP  # tests/ir/roundtrip_tlx.py
 
 from tlxc.ir import Block, Builder, Location, Region
 from tlxc.ir import parser as parser_module
@@ -46,8 +47,6 @@ from tlxc.ir.ops import (
 from tlxc.ir.parser import parse_ir, parse_type
 from tlxc.ir.printer import format_attr, print_ir
 from tlxc.ir.verifier import verify
-
-from roundtrip_tlx import TLX_ROUNDTRIP  # tests/ir/roundtrip_tlx.py
 
 ARGS = ("%p: ptr<f32>, %n: i32, %x: f32, %y: f32, %c: i1, %t: tile<16xf32>, %m: tile<16xi1>, "
         "%q: tile<16xptr<f32>>, %i: tile<16xi32>")

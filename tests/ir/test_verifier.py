@@ -12,14 +12,13 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from roundtrip_tlx import TLX_INVALID  # tests/ir/roundtrip_tlx.py
 
 from tlxc.ir import Block, Region, VerificationError
 from tlxc.ir import types as T
 from tlxc.ir.core import OP_REGISTRY, Operation
 from tlxc.ir.parser import parse_ir
 from tlxc.ir.verifier import verify
-
-from roundtrip_tlx import TLX_INVALID  # tests/ir/roundtrip_tlx.py
 
 ARGS = ("%p: ptr<f32>, %n: i32, %x: f32, %y: f32, %c: i1, %t: tile<16xf32>, %m: tile<16xi1>, "
         "%q: tile<16xptr<f32>>, %i: tile<16xi32>")

@@ -15,7 +15,10 @@ Modules:
 * ``common``     -- target-independent constructors: ``blocked``, ``slice_layout``,
   ``swizzled_shared``, ``CTALayout``, and the shape-fitting rules they share.
 * ``nvidia``     -- ``mma_v2_accumulator``, ``dot_operand``, ``nvmma_shared``; its
-  docstring says where wgmma, tcgen05 (TMEM) and AMD MFMA / WMMA layouts will go.
+  docstring says where tcgen05 (TMEM) and AMD MFMA / WMMA layouts will go.
+* ``wgmma``      -- Hopper warpgroup MMA: accumulator and A-register fragments (with the
+  register -> instruction slot maps), shared-memory matrix descriptors derived from a
+  buffer's layout, the default NVMMA swizzle, and the legal instruction shapes.
 * ``shape_ops``  -- layouts of trans / reshape / expand_dims / join / split results.
 * ``conversion`` -- classify a conversion (registers / shuffle / shared memory) and
   plan the shared-memory path with a conflict-free swizzle; bank-conflict counting.
@@ -58,6 +61,26 @@ from .nvidia import MmaV2, dot_operand, mma_v2_accumulator, nvmma_shared
 from .shape_ops import expand_dims, join, permute, reshape, split
 from .target import LayoutTarget
 from .vectorize import Vectorization, contiguous_register_bits, max_register_vector, vector_width, vectorize
+from .wgmma import (
+    FragmentSlot,
+    WgmmaInstr,
+    WgmmaSmemOperand,
+    check_wgmma_shape,
+    choose_nvmma_swizzle,
+    decode_descriptor,
+    encode_descriptor,
+    instruction_operands,
+    legal_wgmma_shapes,
+    nvmma_default,
+    operand_major,
+    smem_byte_offset,
+    tma_swizzle_of,
+    wgmma_accumulator,
+    wgmma_accumulator_slots,
+    wgmma_operand_a,
+    wgmma_operand_a_slots,
+    wgmma_smem_operand,
+)
 
 __all__ = [
     "BLOCK", "DISTRIBUTED_INS", "LANE", "OFFSET", "REGISTER", "WARP",
@@ -67,4 +90,9 @@ __all__ = [
     "conversion_map", "dim_names", "dot_operand", "expand_dims", "fit_to_shape", "identity_standard", "join",
     "max_register_vector", "mma_v2_accumulator", "nvmma_shared", "permute", "plan_conversion",
     "plan_shared_conversion", "reshape", "slice_layout", "split", "swizzled_shared", "vector_width", "vectorize",
+    # wgmma
+    "FragmentSlot", "WgmmaInstr", "WgmmaSmemOperand", "check_wgmma_shape", "choose_nvmma_swizzle",
+    "decode_descriptor", "encode_descriptor", "instruction_operands", "legal_wgmma_shapes", "nvmma_default",
+    "operand_major", "smem_byte_offset", "tma_swizzle_of", "wgmma_accumulator", "wgmma_accumulator_slots",
+    "wgmma_operand_a", "wgmma_operand_a_slots", "wgmma_smem_operand",
 ]
