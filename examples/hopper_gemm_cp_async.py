@@ -16,8 +16,9 @@ buffers, and wgmma (``tlx.async_dot``) reading them straight from shared memory.
 The pipeline keeps ``NUM_STAGES - 1`` copies ahead of the MMA. In iteration ``k`` the
 loads for tile ``k + NUM_STAGES - 1`` go into the buffer that iteration ``k - 1`` read:
 ``async_dot_wait(1)`` has just retired that MMA, so the buffer is free, while the MMA of
-iteration ``k`` may still be running. The loop runs one past the last tile's prefetch:
-loads beyond ``K`` are fully masked (zero-filled), which keeps the loop free of branches.
+iteration ``k`` may still be running. The prefetches past the last tile are fully masked
+(zero-filled), which keeps the loop free of branches; so are the rows and columns past
+the edges of A and B.
 
 The interpreter checks the protocol as it runs: reading a buffer whose cp.async group was
 not waited for is an error (``TLXC-INTERP-005``) that names the line.
@@ -43,12 +44,14 @@ def matmul_cp_async(a_ptr, b_ptr, c_ptr, M, N, K,
                     NUM_STAGES: tl.constexpr):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
-    # rows and columns wrap around at the edges: they compute values that are not stored
-    offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
-    offs_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
     a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
     b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    # rows of A and columns of B past the edges are masked off: cp.async fills them with zeros
+    in_m = offs_m[:, None] < M
+    in_n = offs_n[None, :] < N
 
     bufs_a = tlx.local_alloc((BLOCK_M, BLOCK_K), tlx.dtype_of(a_ptr), NUM_STAGES)
     bufs_b = tlx.local_alloc((BLOCK_K, BLOCK_N), tlx.dtype_of(b_ptr), NUM_STAGES)
@@ -56,8 +59,9 @@ def matmul_cp_async(a_ptr, b_ptr, c_ptr, M, N, K,
 
     # -- prologue: start the first NUM_STAGES - 1 tiles --
     for i in tl.static_range(NUM_STAGES - 1):
-        ta = tlx.async_load(a_ptrs + i * BLOCK_K * stride_ak, bufs_a[i], mask=offs_k[None, :] < K - i * BLOCK_K)
-        tb = tlx.async_load(b_ptrs + i * BLOCK_K * stride_bk, bufs_b[i], mask=offs_k[:, None] < K - i * BLOCK_K)
+        in_k = K - i * BLOCK_K
+        ta = tlx.async_load(a_ptrs + i * BLOCK_K * stride_ak, bufs_a[i], mask=in_m & (offs_k[None, :] < in_k))
+        tb = tlx.async_load(b_ptrs + i * BLOCK_K * stride_bk, bufs_b[i], mask=(offs_k[:, None] < in_k) & in_n)
         tlx.async_load_commit_group([ta, tb])
 
     # -- steady state: wait for tile k, start its MMA, prefetch tile k + NUM_STAGES - 1 --
@@ -69,16 +73,16 @@ def matmul_cp_async(a_ptr, b_ptr, c_ptr, M, N, K,
         acc = tlx.async_dot_wait(1, acc)
         nk = k + NUM_STAGES - 1
         ns = nk % NUM_STAGES
-        ta = tlx.async_load(a_ptrs + nk * BLOCK_K * stride_ak, bufs_a[ns], mask=offs_k[None, :] < K - nk * BLOCK_K)
-        tb = tlx.async_load(b_ptrs + nk * BLOCK_K * stride_bk, bufs_b[ns], mask=offs_k[:, None] < K - nk * BLOCK_K)
+        ta = tlx.async_load(a_ptrs + nk * BLOCK_K * stride_ak, bufs_a[ns],
+                            mask=in_m & (offs_k[None, :] < K - nk * BLOCK_K))
+        tb = tlx.async_load(b_ptrs + nk * BLOCK_K * stride_bk, bufs_b[ns],
+                            mask=(offs_k[:, None] < K - nk * BLOCK_K) & in_n)
         tlx.async_load_commit_group([ta, tb])
     acc = tlx.async_dot_wait(0, acc)
 
     # -- epilogue: store C, masked at the edges --
-    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    c_ptrs = c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn
-    tl.store(c_ptrs, acc.to(tlx.dtype_of(c_ptr)), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(tlx.dtype_of(c_ptr)), mask=in_m & in_n)
 
 
 def matmul(a: np.ndarray, b: np.ndarray, block: tuple[int, int, int] = (64, 64, 32), stages: int = 3) -> np.ndarray:

@@ -134,7 +134,7 @@ def _nvidia(ck: CompiledKernel, timings: dict[str, float]) -> None:
     kernel = nvptx.generate(parse_ir(ck.asm["ir"]), ck.options.arch, timings)
     ck.asm["ptx"] = kernel.ptx
     ck.metadata.update(name=kernel.name, num_warps=kernel.num_warps, shared=kernel.shared_bytes,
-                       params=kernel.params, arch=ck.options.arch)
+                       params=kernel.params, arch=ck.options.arch, tma_params=[dict(t) for t in kernel.tma_params])
     if find_tool("ptxas") is not None:
         res = ptxas(kernel.ptx, ck.options.arch)
         timings["ptxas"] = res.seconds

@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 from codegen_helpers import (
-    EXAMPLE_CASES,
+    EXAMPLE_TARGETS,
     GOLDEN,
-    NVIDIA_ARCHS,
     REGENERATE,
     REPO,
     compile_example,
@@ -36,8 +35,7 @@ def _diff(stored: str, fresh: str, name: str, limit: int = 80) -> str:
     return "\n".join(lines[:limit]) + more
 
 
-@pytest.mark.parametrize("arch", NVIDIA_ARCHS)
-@pytest.mark.parametrize("case_id", list(EXAMPLE_CASES))
+@pytest.mark.parametrize("case_id,arch", EXAMPLE_TARGETS)
 def test_ptx_matches_golden(case_id: str, arch: str) -> None:
     name = golden_name(case_id, arch)
     path = GOLDEN / name
@@ -52,7 +50,7 @@ def test_ptx_matches_golden(case_id: str, arch: str) -> None:
 
 
 def test_no_stale_golden_files() -> None:
-    expected = {golden_name(c, a) for c in EXAMPLE_CASES for a in NVIDIA_ARCHS}
+    expected = {golden_name(c, a) for c, a in EXAMPLE_TARGETS}
     stale = sorted(p.name for p in GOLDEN.glob("*.ptx") if p.name not in expected)
     assert not stale, f"golden files without an example case: {stale}; run `{REGENERATE}` to remove them"
 

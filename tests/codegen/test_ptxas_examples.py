@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Callable
 
 import pytest
-from codegen_helpers import EXAMPLE_CASES, NVIDIA_ARCHS, compile_example, ptxas_or_skip, ptxas_row
+from codegen_helpers import EXAMPLE_CASES, EXAMPLE_TARGETS, HOPPER_ONLY, compile_example, ptxas_or_skip, ptxas_row
+
+import tlxc
 
 # Cases that may spill, and why. Only the big ones: anything else that spills is a
 # regression in register use.
@@ -27,8 +29,7 @@ def test_spill_allowances_name_cases() -> None:
     assert set(SPILLS_ALLOWED) <= set(EXAMPLE_CASES)
 
 
-@pytest.mark.parametrize("arch", NVIDIA_ARCHS)
-@pytest.mark.parametrize("case_id", list(EXAMPLE_CASES))
+@pytest.mark.parametrize("case_id,arch", EXAMPLE_TARGETS)
 def test_example_assembles(case_id: str, arch: str, record_property: Callable[[str, object], None]) -> None:
     ptxas_or_skip()
     ck = compile_example(case_id, arch)
@@ -43,3 +44,11 @@ def test_example_assembles(case_id: str, arch: str, record_property: Callable[[s
         assert (md["spill_stores"], md["spill_loads"]) == (0, 0), (
             f"{case_id} spills on {arch}: {md['spill_stores']} bytes stored, {md['spill_loads']} loaded, "
             f"with {md['registers']} registers")
+
+
+@pytest.mark.parametrize("case_id", [c for c in EXAMPLE_CASES if EXAMPLE_CASES[c][0] in HOPPER_ONLY])
+def test_hopper_only_examples_are_a_clear_error_on_sm_100a(case_id: str) -> None:
+    with pytest.raises(tlxc.CompilationError) as info:
+        compile_example(case_id, "sm_100a")
+    assert info.value.code == "TLXC-TLX-005" and "wgmma" in info.value.message
+    assert info.value.loc is not None and info.value.loc.file.endswith(f"{EXAMPLE_CASES[case_id][0]}.py")

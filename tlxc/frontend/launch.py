@@ -215,7 +215,8 @@ def _loaded(ck: Any) -> Any:
         binary = ck.asm["cubin"] if ck.asm.get("cubin") is not None or _has(ck, "cubin") else ck.asm["ptx"]
         lk = LoadedKernel(binary, ck.metadata["name"], [str(s) for s in ck.signature.values()],
                           num_warps=ck.metadata["num_warps"], shared_bytes=ck.metadata["shared"],
-                          arg_names=list(ck.signature), metadata={"arch": ck.options.arch})
+                          arg_names=list(ck.signature),
+                          metadata={"arch": ck.options.arch, "tma_params": ck.metadata.get("tma_params", [])})
         ck._loaded = lk
     return lk
 

@@ -92,8 +92,11 @@ def split_signature(text: str) -> list[str]:
 
 
 def parse_type(text: str) -> ArgSpec:
-    """``*fp16:16`` / ``i32`` / ``i32:16`` / ``fp32`` / ``tensordesc<fp16[64,64]>`` to an ArgSpec."""
+    """``*fp16:16`` / ``i32`` / ``i32:16`` / ``fp32`` / ``tensordesc<fp16[64,64]>`` to an ArgSpec;
+    ``1`` is an i32 argument specialized as equal to 1 (what a launch does for a unit stride)."""
     s = text.strip()
+    if s == "1":
+        return ArgSpec(int32, 1, equals_one=True)
     if s.startswith("tensordesc"):
         return _parse_tensordesc(s)
     div = 1

@@ -18,7 +18,7 @@ from ...errors import CompilationError, InternalCompilerError
 from ...ir import ops
 from ...ir.core import Block, Operation, Value
 from ...ir.layout.linear import LinearLayout
-from ...ir.types import DType, PointerType, TileType, Type
+from ...ir.types import BarrierType, DType, MemDescType, PointerType, TileType, TokenType, Type
 from .isa import NvidiaTarget
 from .ptx import PtxFunction, Reg, reg_class
 
@@ -53,6 +53,12 @@ class Emitter:
     _special: dict[str, Reg] = field(default_factory=dict)
     _coords: dict[tuple[LinearLayout, int], Reg | int] = field(default_factory=dict)
     scratch_bytes: int = 0
+    # shared memory: the kernel's buffer plan (``tlxc.ir.passes.smem_alloc.SmemPlan``) and
+    # where the scratch area starts after the buffers
+    smem: Any = None
+    # TMA descriptor parameters: index -> {"index", "block_shape", "element", "swizzle"}
+    tma_params: dict[int, dict[str, Any]] = field(default_factory=dict)
+    scratch_offset: int = 0
     current: Operation | None = None
     axis: Any = None  # the axis analysis of the function (contiguity/alignment), for vectorization
 
@@ -68,6 +74,8 @@ class Emitter:
         self.values[id(v)] = TileRegs(regs, layout if layout is not None else layout_of(v.type))
 
     def new_regs(self, t: Type) -> list[Reg]:
+        if isinstance(t, (MemDescType, BarrierType, TokenType)):
+            return [self.fn.reg("b32")]  # a shared-memory address (a token: a placeholder)
         n = num_regs(t)
         cls = reg_class(t.scalar)
         return [self.fn.reg(cls) for _ in range(n)]
@@ -123,7 +131,10 @@ class Emitter:
         self.scratch_bytes = max(self.scratch_bytes, nbytes)
 
     def smem_base(self) -> Reg:
-        """The 32-bit shared-window address of the kernel's scratch area."""
+        """The 32-bit shared-window address of the kernel's scratch area (after the
+        kernel's buffers, ``scratch_offset`` bytes into ``global_smem``)."""
+        if self.scratch_offset:
+            return self.special_value("smem", f"mov.u32 {{r}}, global_smem+{self.scratch_offset};")
         return self.special_value("smem", "mov.u32 {r}, global_smem;")
 
     def special_value(self, key: str, text: str) -> Reg:

@@ -83,12 +83,22 @@ def constant(e: Emitter, op: Operation) -> None:
 
 
 def elementwise(e: Emitter, op: Operation, body: Callable[[list[Reg]], Reg]) -> None:
+    """``op``'s result register by register, ``body`` emitting one. The ops lowered this
+    way are pure, so registers whose operands are the same registers (a splat, a
+    broadcast, a layout holding an element twice) share one result."""
     ins = [e.get(v).regs for v in op.operands]
     n = len(ins[0])
     for regs in ins:
         if len(regs) != n:
             raise AssertionError(f"{op.NAME}: operands hold {[len(r) for r in ins]} registers")
-    out = [body([regs[i] for regs in ins]) for i in range(n)]
+    done: dict[tuple[str, ...], Reg] = {}
+    out = []
+    for i in range(n):
+        args = [regs[i] for regs in ins]
+        key = tuple(r.name for r in args)
+        if key not in done:
+            done[key] = body(args)
+        out.append(done[key])
     e.set(op.result, out)
 
 
@@ -375,22 +385,32 @@ def addptr(e: Emitter, op: Operation) -> None:
     elem = op.result.type.scalar.pointee
     size = elem.itemsize if isinstance(elem, DType) else 8
     off_t = op.operands[1].type.scalar
+    scaled: dict[str, Reg] = {}  # a splat offset is scaled once
 
     def body(a: list[Reg]) -> Reg:
         p, off = a
-        d, t = e.fn.reg("b64"), e.fn.reg("b64")
-        if off_t.bits == 64:
-            e.fn.emit(f"mul.lo.s64 {t}, {off}, {size}")
-        elif off_t.bits == 32:
-            e.fn.emit(f"mul.wide.{'s' if off_t.kind == Kind.INT else 'u'}32 {t}, {off}, {size}")
-        else:
-            w = e.fn.reg("b32")
-            e.fn.emit(f"cvt.{'s' if off_t.kind == Kind.INT else 'u'}32.{int_suffix(off_t)} {w}, {off}")
-            e.fn.emit(f"mul.wide.{'s' if off_t.kind == Kind.INT else 'u'}32 {t}, {w}, {size}")
-        e.fn.emit(f"add.s64 {d}, {p}, {t}")
+        d = e.fn.reg("b64")
+        if off.name not in scaled:
+            scaled[off.name] = _byte_offset(e, off, off_t, size)
+        e.fn.emit(f"add.s64 {d}, {p}, {scaled[off.name]}")
         return d
 
     elementwise(e, op, body)
+
+
+def _byte_offset(e: Emitter, off: Reg, off_t: DType, size: int) -> Reg:
+    """``off * size`` as a 64-bit value (``off`` of any integer type, sign- or zero-extended)."""
+    t = e.fn.reg("b64")
+    sign = "s" if off_t.kind == Kind.INT else "u"
+    if off_t.bits == 64:
+        e.fn.emit(f"mul.lo.s64 {t}, {off}, {size}")
+    elif off_t.bits == 32:
+        e.fn.emit(f"mul.wide.{sign}32 {t}, {off}, {size}")
+    else:
+        w = e.fn.reg("b32")
+        e.fn.emit(f"cvt.{sign}32.{int_suffix(off_t)} {w}, {off}")
+        e.fn.emit(f"mul.wide.{sign}32 {t}, {w}, {size}")
+    return t
 
 
 @lowers(ops.PtrToIntOp, ops.IntToPtrOp)

@@ -95,7 +95,12 @@ def load(e: Emitter, op: Operation) -> None:
     v = vector_width(e, op, size)
     cache = _CACHE[op.attrs["cache"]] + (".volatile" if op.attrs["volatile"] else "")
     out: list[Reg] = []
+    packed: dict[tuple[str, str], Reg] = {}
     for start in range(0, len(ptrs), v):
+        if 1 < v and size == 2:
+            out += _load_halves(e, op, ptrs[start], mask[start] if mask is not None else None,
+                                other[start:start + v] if other is not None else None, v, cache, packed)
+            continue
         regs = [e.fn.reg(cls if cls != "pred" else "b16") for _ in range(v)]
         if other is not None:
             for i, r in enumerate(regs):
@@ -109,17 +114,8 @@ def load(e: Emitter, op: Operation) -> None:
         mt = _mem_type(elem)
         if v == 1:
             e.fn.emit(f"ld.global{cache}.{mt} {regs[0]}, [{addr}]", pred)
-        elif size >= 4 or size == 1:
+        else:
             e.fn.emit(f"ld.global{cache}.v{v}.{mt} {{{', '.join(map(str, regs))}}}, [{addr}]", pred)
-        else:  # 16-bit elements: move them as packed 32-bit words
-            words = [e.fn.reg("b32") for _ in range(v // 2)]
-            for w, i in zip(words, range(0, v, 2)):
-                e.fn.emit(f"mov.b32 {w}, {{{regs[i]}, {regs[i + 1]}}}")
-            vec = f".v{v // 2}" if v > 2 else ""
-            e.fn.emit(f"ld.global{cache}{vec}.b32 {{{', '.join(map(str, words))}}}, [{addr}]"
-                      if vec else f"ld.global{cache}.b32 {words[0]}, [{addr}]", pred)
-            for w, i in zip(words, range(0, v, 2)):
-                e.fn.emit(f"mov.b32 {{{regs[i]}, {regs[i + 1]}}}, {w}")
         if cls == "pred":
             preds = []
             for r in regs:
@@ -129,6 +125,28 @@ def load(e: Emitter, op: Operation) -> None:
             regs = preds
         out += regs
     e.set(op.result, out)
+
+
+def _load_halves(e: Emitter, op: Operation, addr: Reg, pred: Reg | None, other: list[Reg] | None, v: int,
+                 cache: str, packed: dict[tuple[str, str], Reg]) -> list[Reg]:
+    """A vector of ``v`` 16-bit elements, moved as packed 32-bit words: the words start
+    as the packed ``other`` values (each distinct pair packed once per load op: a splat
+    ``other`` costs one ``mov`` per word), load, and split into the elements' registers."""
+    words = [e.fn.reg("b32") for _ in range(v // 2)]
+    if other is not None:
+        for w, i in zip(words, range(0, v, 2)):
+            pair = (other[i].name, other[i + 1].name)
+            if pair not in packed:
+                packed[pair] = e.fn.reg("b32")
+                e.fn.emit(f"mov.b32 {packed[pair]}, {{{other[i]}, {other[i + 1]}}}")
+            e.fn.emit(f"mov.b32 {w}, {packed[pair]}")
+    vec = f".v{v // 2}" if v > 2 else ""
+    e.fn.emit(f"ld.global{cache}{vec}.b32 {{{', '.join(map(str, words))}}}, [{addr}]"
+              if vec else f"ld.global{cache}.b32 {words[0]}, [{addr}]", pred)
+    regs = [e.fn.reg("b16") for _ in range(v)]
+    for w, i in zip(words, range(0, v, 2)):
+        e.fn.emit(f"mov.b32 {{{regs[i]}, {regs[i + 1]}}}, {w}")
+    return regs
 
 
 @lowers(ops.StoreOp)

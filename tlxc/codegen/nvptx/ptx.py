@@ -63,6 +63,7 @@ class PtxFunction:
     counters: dict[str, int] = field(default_factory=lambda: {k: 0 for k in _PREFIX})
     labels: int = 0
     shared_bytes: int = 0
+    shared_align: int = 16  # of global_smem: swizzled buffers need their swizzle atom (up to 1024)
     maxntid: int = 128
     last_loc: tuple[int, int, int] | None = None
 
@@ -94,7 +95,8 @@ class PtxFunction:
     def text(self) -> str:
         decls = [f"\t.reg .{'pred' if cls == 'pred' else cls} {_PREFIX[cls]}<{n}>;"
                  for cls, n in self.counters.items() if n]
-        params = ",\n".join(f"\t.param .{t} {n}" for t, n in self.params)
+        params = ",\n".join(f"\t.param .align 64 .b8 {n}[128]" if t == "tensormap" else f"\t.param .{t} {n}"
+                           for t, n in self.params)
         head = [f".visible .entry {self.name}(", params, ")", f".maxntid {self.maxntid}, 1, 1", "{"]
         return "\n".join(head + decls + self.body + ["\tret;", "}"]) + "\n"
 
@@ -112,7 +114,8 @@ def module_text(target_arch: str, ptx_version: str, files: list[str], functions:
     for i, f in enumerate(files):
         out.append(f'.file {i + 1} "{f}"')
     if any(fn.shared_bytes for fn in functions):
-        out.append(".extern .shared .align 16 .b8 global_smem[];")
+        align = max(fn.shared_align for fn in functions)
+        out.append(f".extern .shared .align {align} .b8 global_smem[];")
     out.append("")
     for fn in functions:
         out.append(fn.text())

@@ -27,7 +27,7 @@ from ..core import Operation, Value
 from ..layout import shape_ops
 from ..layout.common import blocked, slice_layout
 from ..layout.linear import LayoutError, LinearLayout
-from ..types import DType, PointerType, TileType
+from ..types import DType, MemDescType, PointerType, TileType
 from .options import PassOptions
 
 _ELEMENTWISE = (
@@ -47,12 +47,14 @@ class _Assigner:
         self.func = func
         self.target = options.target
         self.dot_layout = options.dot_layout
+        self.async_dot_layout = options.async_dot_layout
+        self.async_dot_a_layout = options.async_dot_a_layout
         self.num_warps = func.attrs["num_warps"]
         self.vec: dict[tuple[int, ...], int] = {}
         self.canon: dict[tuple[tuple[int, ...], int], LinearLayout] = {}
         axis = analyze(func)
         for op in func.walk():
-            if isinstance(op, (ops.LoadOp, ops.StoreOp)) and op.operands[0].type.shape:
+            if isinstance(op, (ops.LoadOp, ops.StoreOp, ops.AsyncLoadOp)) and op.operands[0].type.shape:
                 ptr = op.operands[0]
                 shape = ptr.type.shape
                 v = axis.vector_elements(ptr, len(shape) - 1, _bytes(ptr.type.scalar.pointee),
@@ -85,6 +87,33 @@ class _Assigner:
                 wpc[0] *= warps
             self.canon[key] = blocked(shape, spt, tpw, wpc, list(range(rank - 1, -1, -1)))
         return self.canon[key]
+
+    def buffer_read(self, buf: MemDescType, shape: tuple[int, ...]) -> LinearLayout:
+        """The layout a ``local_load`` reads a buffer into when nothing else decides: the
+        canonical layout when the buffer's elements run along the last dim, else a blocked
+        layout whose per-thread vectors follow the buffer's contiguous dim (a transposed
+        view), so that the shared-memory reads are vectorized; consumers convert."""
+        layout = buf.layout
+        if layout is None or len(shape) < 2 or not layout.in_bases("offset"):
+            return self.canonical(shape)
+        first = layout.in_bases("offset")[0]
+        dim = next((d for d, c in enumerate(first) if c), len(shape) - 1)
+        if dim == len(shape) - 1:
+            return self.canonical(shape)
+        run = layout.num_consecutive("offset", f"dim{dim}")
+        vec = max(1, min(run, shape[dim], self.target.max_vector_bytes * 8 // max(8, buf.element.bits)))
+        order = [dim] + [d for d in range(len(shape) - 1, -1, -1) if d != dim]
+        spt = [1] * len(shape)
+        spt[dim] = vec
+        lanes, tpw = self.target.warp_size, [1] * len(shape)
+        for d in order:
+            take = min(lanes, max(1, shape[d] // spt[d])) if d != order[-1] else lanes
+            tpw[d], lanes = take, lanes // take
+        warps, wpc = self.num_warps, [1] * len(shape)
+        for d in reversed(order):
+            take = min(warps, max(1, shape[d] // (spt[d] * tpw[d]))) if d != order[0] else warps
+            wpc[d], warps = take, warps // take
+        return blocked(shape, spt, tpw, wpc, order)
 
     # -- rewriting -------------------------------------------------------------------------------
     def set_layout(self, v: Value, layout: LinearLayout) -> None:
@@ -122,7 +151,7 @@ class _Assigner:
             return self.if_op(op)
         if isinstance(op, ops.WhileOp):
             return self.while_loop(op)
-        if isinstance(op, ops.StoreOp):
+        if isinstance(op, (ops.StoreOp, ops.AsyncLoadOp)):  # mask and values follow the pointers
             ptr = op.operands[0]
             if isinstance(ptr.type, TileType):
                 for i in self.tile_operands(op)[1:]:
@@ -173,6 +202,20 @@ class _Assigner:
                 if n == 1 and op.result.type.shape[d] != 1:
                     want = shape_ops.expand_dims(slice_layout(want, d), d)
             self.require(op, 0, want)
+        elif isinstance(op, ops.AsyncDotOp):
+            chosen = self.async_dot_layout(op, self.num_warps) if self.async_dot_layout is not None else None
+            self.set_layout(op.result, chosen or self.canonical(op.result.type.shape))
+            if op.operand("acc") is not None:
+                self.require(op, 2, op.result.type.layout)  # a, b, acc, use_acc
+            a_want = self.async_dot_a_layout(op, self.num_warps) if self.async_dot_a_layout is not None else None
+            if a_want is not None:
+                self.require(op, 0, a_want)
+        elif isinstance(op, ops.AsyncDotWaitOp):
+            for v, r in zip(op.operands, op.results):
+                if isinstance(v.type, TileType):
+                    self.set_layout(r, v.type.layout)
+        elif isinstance(op, ops.LocalLoadOp):
+            self.set_layout(op.result, self.buffer_read(op.operands[0].type, op.result.type.shape))
         elif isinstance(op, ops.ConvertLayoutOp):
             pass
         else:
@@ -192,6 +235,10 @@ class _Assigner:
             return None
         if isinstance(src, ops.DotOp):
             return self.dot_layout(src, self.num_warps) if self.dot_layout is not None else None
+        if isinstance(src, ops.AsyncDotOp):
+            return self.async_dot_layout(src, self.num_warps) if self.async_dot_layout is not None else None
+        if isinstance(src, ops.AsyncDotWaitOp):
+            return self.preferred(src.operands[v.index], depth + 1)  # type: ignore[attr-defined]
         if isinstance(src, ops.ReduceOp) and src.result.type.shape:
             inner = self.preferred(src.operands[0], depth + 1)
             return slice_layout(inner, src.attrs["axis"]) if inner is not None else None

@@ -27,6 +27,10 @@ class PassOptions:
     target: Any = None
     # the code generator's choice of accumulator layout for a dot: (op, num_warps) -> layout or None
     dot_layout: Any = None
+    # the same for TLX's async_dot (wgmma): (op, num_warps) -> accumulator layout or None, and
+    # the layout a register A operand needs
+    async_dot_layout: Any = None
+    async_dot_a_layout: Any = None
     fold_floats: bool = True
     dce_region_ops: bool = True
 

@@ -1,0 +1,274 @@
+"""mbarriers, named barriers, fences and per-thread asynchronous copies (``cp.async``)
+on NVIDIA (PTX ISA: "Parallel Synchronization and Communication Instructions: mbarrier",
+"bar / barrier", "membar / fence", "Data Movement: cp.async").
+
+* ``barrier_alloc``: thread 0 runs ``mbarrier.init.shared::cta.b64`` for each barrier and
+  ``fence.mbarrier_init.release.cluster``; a ``bar.sync 0`` makes the initialized
+  barriers visible before any thread uses them. An mbarrier value is the ``.b32``
+  shared address of its 8 bytes; ``barrier_view`` adds ``8 x index``.
+* ``barrier_expect`` / ``barrier_arrive`` (normal barriers): ``bar.sync 0`` (every
+  thread got here: "the CTA arrives"), then thread 0 arrives -- with
+  ``.expect_tx`` and the byte count for ``barrier_expect``. A warp barrier
+  (``alloc_warp_barrier``) counts threads: every thread arrives, no ``bar.sync``.
+* ``barrier_wait``: every thread spins on ``mbarrier.try_wait.parity`` (the instruction
+  itself suspends for a while before it reports "not yet").
+* ``named_barrier_wait`` / ``_arrive``: ``bar.sync id, threads`` / ``bar.arrive id,
+  threads``; barrier 0 with every thread is the compiler's own ``bar.sync 0``
+  (the hazard pass inserts it as ``named_barrier_wait {bar_id = 0}``).
+* ``fence``: ``fence.proxy.async.shared::cta`` / ``fence.acq_rel.gpu`` / ``.sys``.
+* ``async_load``: per-thread ``cp.async.{ca,cg}.shared.global [dst], [src], size,
+  src_size`` with ``src_size = 0`` for masked-off elements (the hardware fills zeros);
+  vectorized like global loads (contiguity and alignment from the axis analysis) and as
+  far as the buffer keeps the vector contiguous; 16 bytes use ``.cg`` (L2 only, the only
+  form of that size). Copies narrower than 4 bytes (cp.async's smallest) fall back to
+  ``ld.global`` + ``st.shared`` -- synchronous, so the data is there at least as early.
+* ``async_commit_group`` / ``async_wait_group``: ``cp.async.commit_group`` /
+  ``cp.async.wait_group N`` and a ``bar.sync 0`` (the data other threads copied becomes
+  visible). Tokens carry no data: one placeholder register.
+"""
+
+from __future__ import annotations
+
+from ...errors import CompilationError
+from ...ir import ops
+from ...ir.core import Operation, Value
+from ...ir.layout.linear import LinearLayout
+from ...ir.passes.rewrite import constant_of
+from ...ir.types import BarrierType, MemDescType
+from .emitter import Emitter, lowers
+from .lower_buffers import (
+    accesses,
+    index_address,
+    mem_type,
+    operands,
+    owner,
+    pack,
+    plan,
+    shared_address,
+    vec_suffix,
+)
+from .lower_memory import vector_width
+from .ptx import Reg, reg_class
+
+BARRIER_BYTES = 8
+FENCES = {"async_shared": "fence.proxy.async.shared::cta", "gpu": "fence.acq_rel.gpu", "sys": "fence.acq_rel.sys"}
+
+
+# -- helpers other lowerings may use ------------------------------------------------------------
+def cta_barrier(e: Emitter) -> None:
+    """Every thread of the CTA reaches this point (``bar.sync 0``)."""
+    e.barrier()
+
+
+def thread0(e: Emitter, pred: Reg | None = None) -> Reg:
+    """A predicate: this is thread 0 (and ``pred`` holds)."""
+    key = "sync.thread0"
+    if key not in e._special:
+        p = e.fn.reg("pred")
+        e.prologue.append(f"\tsetp.eq.u32 {p}, {e.special('tid')}, 0;")
+        e._special[key] = p
+    p0 = e._special[key]
+    if pred is None:
+        return p0
+    both = e.fn.reg("pred")
+    e.fn.emit(f"and.pred {both}, {p0}, {pred}")
+    return both
+
+
+def _pred(e: Emitter, op: Operation) -> Reg | None:
+    p = op.operand("pred")
+    return e.get(p).regs[0] if p is not None else None
+
+
+def token(e: Emitter) -> Reg:
+    return e.special_value("sync.token", "mov.u32 {r}, 0;")
+
+
+# -- mbarriers -----------------------------------------------------------------------------------
+@lowers(ops.BarrierAllocOp)
+def barrier_alloc(e: Emitter, op: Operation) -> None:
+    t: BarrierType = op.result.type  # type: ignore[assignment]
+    base = shared_address(e, e.smem.offset_of(op))
+    p = thread0(e)
+    for i in range(max(1, t.num)):
+        e.fn.emit(f"mbarrier.init.shared::cta.b64 [{base}+{BARRIER_BYTES * i}], {op.attrs['count']}", p)
+    e.fn.emit("fence.mbarrier_init.release.cluster", p)
+    cta_barrier(e)
+    e.set(op.result, [base])
+
+
+@lowers(ops.BarrierViewOp)
+def barrier_view(e: Emitter, op: Operation) -> None:
+    e.set(op.result, [index_address(e, e.get(op.operands[0]).regs[0], op.operands[1], BARRIER_BYTES)])
+
+
+@lowers(ops.BarrierExpectOp)
+def barrier_expect(e: Emitter, op: Operation) -> None:
+    bar = e.get(op.operands[0]).regs[0]
+    cta_barrier(e)
+    e.fn.emit(f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{bar}], {op.attrs['bytes']}", thread0(e, _pred(e, op)))
+
+
+@lowers(ops.BarrierArriveOp)
+def barrier_arrive(e: Emitter, op: Operation) -> None:
+    t: BarrierType = op.operands[0].type  # type: ignore[assignment]
+    bar = e.get(op.operands[0]).regs[0]
+    count = op.attrs["count"]
+    text = f"mbarrier.arrive.shared::cta.b64 _, [{bar}]" + (f", {count}" if count != 1 else "")
+    if t.warp:
+        e.fn.emit(text, _pred(e, op))
+        return
+    cta_barrier(e)
+    e.fn.emit(text, thread0(e, _pred(e, op)))
+
+
+@lowers(ops.BarrierWaitOp)
+def barrier_wait(e: Emitter, op: Operation) -> None:
+    bar = e.get(op.operands[0]).regs[0]
+    phase = e.fn.reg("b32")
+    c = constant_of(op.operands[1])
+    if c is not None:
+        e.fn.emit(f"mov.u32 {phase}, {int(c) & 1}")
+    else:
+        e.fn.emit(f"and.b32 {phase}, {e.get(op.operands[1]).regs[0]}, 1")
+    pred = _pred(e, op)
+    loop = e.fn.label("mbar_wait")
+    done = e.fn.label("mbar_done") if pred is not None else None
+    if done is not None:
+        e.fn.emit(f"bra.uni {done}", pred, negate=True)
+    e.fn.place(loop)
+    ready = e.fn.reg("pred")
+    e.fn.emit(f"mbarrier.try_wait.parity.shared::cta.b64 {ready}, [{bar}], {phase}")
+    e.fn.emit(f"bra {loop}", ready, negate=True)
+    if done is not None:
+        e.fn.place(done)
+
+
+# -- named barriers and fences --------------------------------------------------------------------
+def _named(e: Emitter, op: Operation, verb: str) -> None:
+    bar_id, threads = op.attrs["bar_id"], op.attrs["threads"]
+    if verb == "sync" and bar_id == 0 and threads >= e.num_warps * 32:
+        cta_barrier(e)
+    else:
+        e.fn.emit(f"bar.{verb} {bar_id}, {threads}")
+
+
+@lowers(ops.NamedBarrierWaitOp)
+def named_barrier_wait(e: Emitter, op: Operation) -> None:
+    _named(e, op, "sync")
+
+
+@lowers(ops.NamedBarrierArriveOp)
+def named_barrier_arrive(e: Emitter, op: Operation) -> None:
+    _named(e, op, "arrive")
+
+
+@lowers(ops.FenceOp)
+def fence(e: Emitter, op: Operation) -> None:
+    e.fn.emit(FENCES[op.attrs["scope"]])
+
+
+# -- cp.async ----------------------------------------------------------------------------------------
+def _zero_other(v: Value | None) -> bool:
+    """Whether an ``other`` operand is absent or a constant zero (what cp.async fills)."""
+    if v is None:
+        return True
+    src = getattr(v, "op", None)
+    while isinstance(src, (ops.SplatOp, ops.BroadcastOp, ops.ConvertLayoutOp)):
+        v = src.operands[0]
+        src = getattr(v, "op", None)
+    c = constant_of(v)
+    return c is not None and float(c) == 0.0
+
+
+def _copy_width(e: Emitter, op: Operation, access_vec: int, layout: LinearLayout, vector_bits: tuple[int, ...],
+                nbytes: int) -> int:
+    """Elements per copy: what the global side proves (``vector_width``), what the
+    buffer keeps contiguous, and only register bits that step the last dim in order
+    (the vector's first element then has the lowest address)."""
+    v = min(access_vec, vector_width(e, op, nbytes))
+    last = layout.out_dims.index(f"dim{layout.num_out_dims - 1}")
+    bases = layout.in_bases("register")
+    k = 0
+    while (1 << (k + 1)) <= v:
+        b = bases[vector_bits[k]]
+        if b[last] != 1 << k or any(c for j, c in enumerate(b) if j != last):
+            break
+        k += 1
+    v = 1 << k
+    others = [b for i, b in enumerate(bases) if i not in vector_bits[:k]]
+    for d in ("lane", "warp"):
+        others += list(layout.in_bases(d))
+    while v > 1 and any(b[last] & (v - 1) for b in others):
+        v //= 2
+    return v
+
+
+@lowers(ops.AsyncLoadOp)
+def async_load(e: Emitter, op: Operation) -> None:
+    ptr = op.operands[0]
+    buf: MemDescType = op.operands[1].type  # type: ignore[assignment]
+    if not _zero_other(op.operand("other")):
+        raise CompilationError("TLXC-CODEGEN-001", "async_load with a non-zero `other` is not supported by the "
+                               "NVIDIA code generator yet (cp.async fills masked elements with zeros)", op.loc,
+                               "drop `other` (masked elements become 0), or load with tl.load and local_store")
+    layout: LinearLayout = ptr.type.layout
+    nbytes = buf.element.bits // 8
+    base = e.get(op.operands[1]).regs[0]
+    ptrs = e.get(ptr).regs
+    mask = e.get(op.operand("mask")).regs if op.operand("mask") is not None else None
+    access = plan(e, layout, buf)
+    v = _copy_width(e, op, access.vec, layout, access.vector_bits, nbytes)
+    if v * nbytes < 4:
+        _sync_copy(e, op, base, buf, layout, ptrs, mask)
+        e.set(op.result, [token(e)])
+        return
+    if v < access.vec:
+        access = plan(e, layout, buf, max_vec=v)
+    size = v * nbytes
+    kind = "cg" if size == 16 else "ca"
+    guard = owner(e, access.copies)
+    for addr, imm, group in accesses(e, base, access, nbytes):
+        src = ptrs[group[0]]
+        if mask is None:
+            e.fn.emit(f"cp.async.{kind}.shared.global [{addr}+{imm}], [{src}], {size}", guard)
+            continue
+        n = e.fn.reg("b32")
+        e.fn.emit(f"selp.u32 {n}, {size}, 0, {mask[group[0]]}")
+        e.fn.emit(f"cp.async.{kind}.shared.global [{addr}+{imm}], [{src}], {size}, {n}", guard)
+    e.set(op.result, [token(e)])
+
+
+def _sync_copy(e: Emitter, op: Operation, base: Reg, buf: MemDescType, layout: LinearLayout, ptrs: list[Reg],
+               mask: list[Reg] | None) -> None:
+    """``ld.global`` (zero where masked) then ``st.shared``, one shared-memory vector at a
+    time (few values live at once)."""
+    cls, bits = reg_class(buf.element), buf.element.bits
+    ty = "u8" if bits == 8 else f"b{bits}"
+    access = plan(e, layout, buf)
+    guard = owner(e, access.copies)
+    for addr, imm, group in accesses(e, base, access, bits // 8):
+        values = []
+        for r in group:
+            v = e.fn.reg(cls)
+            if mask is not None:
+                e.fn.emit(f"mov.b{max(16, bits)} {v}, 0")
+            e.fn.emit(f"ld.global.{ty} {v}, [{ptrs[r]}]", mask[r] if mask is not None else None)
+            values.append(v)
+        units = pack(e, cls, bits, values)
+        st = "u8" if bits == 8 else mem_type(cls, buf.element, len(group))
+        e.fn.emit(f"st.shared{vec_suffix(len(units))}.{st} [{addr}+{imm}], {operands(units)}", guard)
+
+
+@lowers(ops.AsyncCommitGroupOp)
+def async_commit_group(e: Emitter, op: Operation) -> None:
+    e.fn.emit("cp.async.commit_group")
+    e.set(op.result, [token(e)])
+
+
+@lowers(ops.AsyncWaitGroupOp)
+def async_wait_group(e: Emitter, op: Operation) -> None:
+    e.fn.emit(f"cp.async.wait_group {op.attrs['pendings']}")
+    cta_barrier(e)
+    e.set(op.result, [token(e)])
+

@@ -1,0 +1,141 @@
+"""TMA on NVIDIA: ``tma_load`` / ``tma_store`` as ``cp.async.bulk.tensor`` (PTX ISA, "Data
+Movement: cp.async.bulk.tensor" and "Tensor Map").
+
+A host descriptor is a kernel parameter ``.param .align 64 .b8 name[128]`` (the
+CUtensorMap, passed by value); its value in the emitter is the parameter's address, which
+``cp.async.bulk.tensor`` takes directly. The descriptor is encoded by the runtime with the
+swizzle of the buffers it copies: ``tma_params`` (one entry per descriptor parameter,
+filled here and handed to the runtime through the compiled kernel's metadata) records it,
+and every buffer one descriptor copies must have the same swizzle.
+
+One block may take several messages: with a swizzle, one message moves at most one swizzle
+span of the inner dim (``tma_box``), so a wider block is one message per column block of
+the buffer's NVMMA layout; the destination of each is where the buffer's layout puts the
+message's first element. Only thread 0 issues; loads complete on the mbarrier
+(``complete_tx``), stores in a bulk group that ``tma_store_wait`` (thread 0, then a CTA
+barrier so no thread refills the buffer early) waits for.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from ...errors import CompilationError
+from ...ir import ops
+from ...ir.core import BlockArgument, Operation, Value
+from ...ir.layout.wgmma import smem_byte_offset, tma_swizzle_of
+from ...ir.types import MemDescType, TensorDescType
+from ...runtime.tma import tma_box
+from .emitter import Emitter, lowers
+from .lower_sync import cta_barrier, thread0
+from .ptx import Reg
+
+
+def _param_index(op: Operation, desc: Value) -> int:
+    if not isinstance(desc, BlockArgument) or desc.block.parent_op is None \
+            or not isinstance(desc.block.parent_op, ops.FuncOp):
+        raise CompilationError("TLXC-TLX-005", "TMA through a descriptor built in the kernel "
+                                               "(make_tensor_descriptor) is not supported on the GPU by tlxc yet; "
+                                               "pass a tlxc.TensorDescriptor argument", op.loc)
+    return desc.index
+
+
+def _swizzle(e: Emitter, op: Operation, desc: Value, buf: MemDescType) -> int:
+    """The buffer's TMA swizzle, recorded for the descriptor parameter (all uses must agree)."""
+    dt: TensorDescType = desc.type  # type: ignore[assignment]
+    swizzle = tma_swizzle_of(buf.layout, buf.element.bits) if buf.layout is not None else None
+    if swizzle is None:
+        raise CompilationError("TLXC-TLX-003", "this buffer's shared-memory layout is not one TMA can copy (an "
+                                               "NVMMA layout, rows along the tensor's inner dimension)", op.loc,
+                               "copy into a buffer from tlx.local_alloc, not a transposed or sliced view")
+    index = _param_index(op, desc)
+    entry = {"index": index, "block_shape": list(dt.block_shape), "element": dt.element.name, "swizzle": swizzle}
+    known = e.tma_params.setdefault(index, entry)
+    if known["swizzle"] != swizzle:
+        raise CompilationError("TLXC-TLX-003", f"this descriptor copies buffers with a {swizzle}-byte swizzle here "
+                                               f"and with a {known['swizzle']}-byte swizzle elsewhere; one "
+                                               "descriptor has one swizzle", op.loc,
+                               "give the buffers the same inner dimension size")
+    return swizzle
+
+
+def _messages(dt: TensorDescType, buf: MemDescType, swizzle: int) -> list[tuple[tuple[int, ...], int]]:
+    """``(element offset of the message's box in the block, byte offset in the buffer)`` per
+    message, the box being ``tma_box`` of the block."""
+    box = tma_box(dt.block_shape, dt.element.bits // 8, swizzle)
+    out = []
+    for start in itertools.product(*(range(0, b, x) for b, x in zip(dt.block_shape, box))):
+        coords = start if len(buf.buf_shape) == len(start) else _flat(start, dt.block_shape, buf.buf_shape)
+        out.append((start, smem_byte_offset(buf.layout, buf.element.bits, coords)))
+    return out
+
+
+def _flat(start: tuple[int, ...], block: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``start`` in ``block`` re-indexed in a buffer of another shape with as many elements."""
+    linear = 0
+    for s, b in zip(start, block):
+        linear = linear * b + s
+    out = []
+    for d in reversed(shape):
+        out.append(linear % d)
+        linear //= d
+    return tuple(reversed(out))
+
+
+def _coords(e: Emitter, op: Operation, values: list[Value], start: tuple[int, ...]) -> str:
+    """``{innermost, ..., outermost}`` of the message at ``start`` of the block."""
+    regs = []
+    for v, s in zip(values, start):
+        r = e.get(v).regs[0]
+        if s:
+            t = e.fn.reg("b32")
+            e.fn.emit(f"add.s32 {t}, {r}, {s}")
+            r = t
+        regs.append(str(r))
+    return "{" + ", ".join(reversed(regs)) + "}"
+
+
+def _address(e: Emitter, base: Reg, offset: int) -> str:
+    return f"{base}+{offset}" if offset else str(base)
+
+
+@lowers(ops.TmaLoadOp)
+def tma_load(e: Emitter, op: Operation) -> None:
+    desc, buf_v, bar_v = op.operands[0], op.operands[1], op.operands[2]
+    dt: TensorDescType = desc.type  # type: ignore[assignment]
+    buf: MemDescType = buf_v.type  # type: ignore[assignment]
+    swizzle = _swizzle(e, op, desc, buf)
+    pred = op.operand("pred")
+    p = thread0(e, e.get(pred).regs[0] if pred is not None else None)
+    d, base, bar = e.get(desc).regs[0], e.get(buf_v).regs[0], e.get(bar_v).regs[0]
+    coords = list(op.variadic_operands)
+    rank = len(dt.block_shape)
+    for start, offset in _messages(dt, buf, swizzle):
+        e.fn.emit(f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                  f"[{_address(e, base, offset)}], [{d}, {_coords(e, op, coords, start)}], [{bar}]", p)
+
+
+@lowers(ops.TmaStoreOp)
+def tma_store(e: Emitter, op: Operation) -> None:
+    desc, buf_v = op.operands[0], op.operands[1]
+    dt: TensorDescType = desc.type  # type: ignore[assignment]
+    buf: MemDescType = buf_v.type  # type: ignore[assignment]
+    swizzle = _swizzle(e, op, desc, buf)
+    p = thread0(e)
+    d, base = e.get(desc).regs[0], e.get(buf_v).regs[0]
+    coords = list(op.operands[2:])
+    rank = len(dt.block_shape)
+    reduce = op.attrs["reduce"]
+    for start, offset in _messages(dt, buf, swizzle):
+        if reduce:
+            text = f"cp.reduce.async.bulk.tensor.{rank}d.global.shared::cta.{reduce}.tile.bulk_group"
+        else:
+            text = f"cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group"
+        e.fn.emit(f"{text} [{d}, {_coords(e, op, coords, start)}], [{_address(e, base, offset)}]", p)
+    e.fn.emit("cp.async.bulk.commit_group", p)
+
+
+@lowers(ops.TmaStoreWaitOp)
+def tma_store_wait(e: Emitter, op: Operation) -> None:
+    e.fn.emit(f"cp.async.bulk.wait_group.read {op.attrs['pendings']}", thread0(e))
+    cta_barrier(e)

@@ -1,0 +1,290 @@
+"""Hopper warpgroup MMA: ``async_dot`` as ``wgmma.mma_async`` and ``async_dot_wait`` as
+``wgmma.wait_group`` (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate").
+
+The accumulator lives in registers in the wgmma layout (``wgmma_accumulator``, chosen
+for the result by ``async_dot_layout`` through the layout pass); B, and A unless it is a
+register tile, are read from shared memory through 64-bit matrix descriptors whose
+fields come from the buffers' layouts (``wgmma_smem_operand``). One ``async_dot`` is:
+
+    wgmma.fence.sync.aligned;                       // registers written before are visible
+    wgmma.mma_async ... (per M-repeat, N-chunk and K-step)
+    wgmma.commit_group.sync.aligned;                // one group per async_dot
+
+and ``async_dot_wait(n)`` is ``wgmma.wait_group.sync.aligned n``. The accumulator is
+updated in place: the result has the accumulator's registers (copied first only when the
+accumulator is used again elsewhere), and ``async_dot_wait`` passes registers through, so
+a loop that carries the accumulator moves no registers while an MMA is in flight (a
+``mov`` of an in-flight accumulator would make ptxas serialize the wgmma pipeline).
+
+Descriptors: ``template + (address >> 4)``, built once per operand and ``async_dot``;
+each instruction adds its constant offset (and its warpgroup's offset) in 16-byte units,
+which never carries out of the 14-bit address field because shared memory is < 256 KiB.
+"""
+
+from __future__ import annotations
+
+from ...errors import CompilationError
+from ...ir import ops
+from ...ir.core import Operation, Value
+from ...ir.layout.linear import LayoutError, LinearLayout
+from ...ir.layout.wgmma import (
+    WARPGROUP_ROWS,
+    WgmmaInstr,
+    WgmmaSmemOperand,
+    check_wgmma_shape,
+    instruction_operands,
+    legal_wgmma_shapes,
+    operand_major,
+    wgmma_accumulator,
+    wgmma_accumulator_slots,
+    wgmma_operand_a,
+    wgmma_operand_a_slots,
+    wgmma_smem_operand,
+)
+from ...ir.types import DType, MemDescType, TileType
+from .emitter import Emitter, lowers
+from .ptx import Reg
+
+WGMMA_ARCHS = ("sm_90a",)
+_ACC_TYPES = {"f32": "f32", "f16": "f16", "i32": "s32"}
+
+
+def wgmma_warps(shape: tuple[int, ...], num_warps: int) -> tuple[int, int]:
+    """``warps_per_cta`` of the accumulator: warpgroups split M first (64 rows each), then N."""
+    groups = max(1, num_warps // 4)
+    wg_m = 1
+    while wg_m * 2 <= groups and shape[0] % (WARPGROUP_ROWS * wg_m * 2) == 0:
+        wg_m *= 2
+    return 4 * wg_m, groups // wg_m
+
+
+def instr_n(op: Operation, wg_n: int) -> int:
+    """The N of one instruction: the largest legal N that divides one warpgroup's columns."""
+    n = op.result.type.shape[1] // wg_n
+    elem: DType = op.operands[1].type.element  # type: ignore[attr-defined]
+    legal = sorted({s[1] for s in legal_wgmma_shapes(_type_name(elem))}, reverse=True)
+    for c in legal:
+        if n % c == 0:
+            return c
+    raise CompilationError("TLXC-TLX-004", f"async_dot: {n} columns per warpgroup cannot be split into wgmma "
+                                           f"instructions (N from {legal[-1]} to {legal[0]})", op.loc)
+
+
+def _type_name(t: DType) -> str:
+    return "tf32" if t.name == "f32" else t.name
+
+
+def async_dot_layout(op: Operation, num_warps: int) -> LinearLayout | None:
+    """The accumulator layout of ``op`` (an ``async_dot``), for the layout pass."""
+    shape = op.result.type.shape
+    if num_warps % 4:
+        return None
+    warps = wgmma_warps(shape, num_warps)
+    try:
+        return wgmma_accumulator(shape, warps, instr_n(op, warps[1]))
+    except (LayoutError, CompilationError):
+        return None
+
+
+def async_dot_a_layout(op: Operation, num_warps: int) -> LinearLayout | None:
+    """The layout a register A operand must have (None when A is a buffer)."""
+    a = op.operands[0]
+    if not isinstance(a.type, TileType):
+        return None
+    warps = wgmma_warps(op.result.type.shape, num_warps)
+    try:
+        return wgmma_operand_a(a.type.shape, (warps[0], warps[1]), a.type.scalar.bits)
+    except LayoutError:
+        return None
+
+
+# -- lowering ------------------------------------------------------------------------------------
+def _fail(op: Operation, message: str, code: str = "TLXC-TLX-004") -> None:
+    raise CompilationError(code, message, op.loc)
+
+
+def _plan(e: Emitter, op: Operation) -> tuple[WgmmaInstr, tuple[int, int], int]:
+    if e.target.arch not in WGMMA_ARCHS:
+        _fail(op, f"async_dot with a register accumulator is Hopper's wgmma, which {e.target.arch} does not have; "
+                  "Blackwell's tcgen05 form (accumulator in tensor memory) is not supported by tlxc yet",
+              "TLXC-TLX-005")
+    rt: TileType = op.result.type  # type: ignore[assignment]
+    if e.num_warps % 4:
+        _fail(op, f"async_dot needs whole warpgroups: num_warps={e.num_warps} is not a multiple of 4")
+    warps = wgmma_warps(rt.shape, e.num_warps)
+    if rt.layout != async_dot_layout(op, e.num_warps):  # pragma: no cover - the layout pass sets it
+        raise CompilationError("TLXC-INTERNAL-001", "async_dot result is not in the wgmma layout", op.loc)
+    a, b = op.operands[0], op.operands[1]
+    a_regs = isinstance(a.type, TileType)
+    b_buf: MemDescType = b.type  # type: ignore[assignment]
+    try:
+        b_major = operand_major(b_buf.layout, "B")
+        a_major = "K" if a_regs else operand_major(a.type.layout, "A")  # type: ignore[union-attr]
+        n = instr_n(op, warps[1])
+        acc = _ACC_TYPES.get(rt.scalar.name)
+        instr = check_wgmma_shape(rt.shape[0], n, a.type.shape[1] if a_regs else a.type.buf_shape[1],
+                                  _type_name(b_buf.element), a_regs, a_major, b_major, acc)
+    except LayoutError as err:
+        _fail(op, f"async_dot: {err}")
+    if rt.scalar.name == "f16":
+        _fail(op, "async_dot with an fp16 accumulator is not supported by tlxc yet; accumulate in fp32",
+              "TLXC-TLX-005")
+    return instr, warps, n
+
+
+def _operand(op: Operation, v: Value, which: str, instr: WgmmaInstr, warpgroups: int) -> WgmmaSmemOperand:
+    t: MemDescType = v.type  # type: ignore[assignment]
+    mn = WARPGROUP_ROWS if which == "A" else instr.n
+    try:
+        return wgmma_smem_operand(t.layout, elem_bits=t.element.bits, operand=which, instr_mn=mn,
+                                  instr_k=instr.k, warpgroups=warpgroups)
+    except LayoutError as err:
+        _fail(op, f"async_dot cannot read its {which} buffer: {err}")
+    raise AssertionError
+
+
+def _descriptor_base(e: Emitter, address: Reg, smem: WgmmaSmemOperand, group: Reg | None) -> Reg:
+    """``template + ((address + warpgroup offset) >> 4)`` as a 64-bit register."""
+    a = address
+    if group is not None and len(smem.warpgroup_offsets) > 1:
+        step = smem.warpgroup_offsets[1]
+        if any(off != g * step for g, off in enumerate(smem.warpgroup_offsets)):  # pragma: no cover - layouts
+            raise CompilationError("TLXC-INTERNAL-001", "warpgroup offsets of a wgmma operand are not linear", None)
+        a = e.fn.reg("b32")
+        e.fn.emit(f"mad.lo.u32 {a}, {group}, {step}, {address}")
+    lo = e.fn.reg("b32")
+    e.fn.emit(f"shr.u32 {lo}, {a}, 4")
+    d = e.fn.reg("b64")
+    e.fn.emit(f"cvt.u64.u32 {d}, {lo}")
+    e.fn.emit(f"or.b64 {d}, {d}, {smem.template}")
+    return d
+
+
+def _warpgroup_indices(e: Emitter, wg_m: int) -> tuple[Reg, Reg]:
+    """(M-warpgroup, N-warpgroup) of this thread: warpgroup ``w // 4`` is M-group
+    ``(w // 4) % wg_m`` and N-group ``(w // 4) // wg_m``."""
+    warp = e.special("warp")
+    gm = e.special_value(f"wgmma.gm{wg_m}", f"bfe.u32 {{r}}, {warp}, 2, {max(1, wg_m.bit_length() - 1)};")
+    gn = e.special_value(f"wgmma.gn{wg_m}", f"shr.u32 {{r}}, {warp}, {2 + wg_m.bit_length() - 1};")
+    return gm, gn
+
+
+def _predicate(e: Emitter, key: str, value: bool) -> Reg:
+    """A predicate register holding ``value``, set once in the prologue."""
+    name = f"wgmma.pred.{value}"
+    p = e._special.get(name)
+    if p is None:
+        p = e.fn.reg("pred")
+        tid = e.special("tid")
+        e.prologue.append(f"\tsetp.{'eq' if value else 'ne'}.u32 {p}, {tid}, {tid};")
+        e._special[name] = p
+    return p
+
+
+@lowers(ops.AsyncDotOp)
+def async_dot(e: Emitter, op: Operation) -> None:
+    instr, warps, n = _plan(e, op)
+    wg_m, wg_n = warps[0] // 4, warps[1]
+    rt: TileType = op.result.type  # type: ignore[assignment]
+    acc_v, use_v = op.operand("acc"), op.operand("use_acc")
+    f32 = rt.scalar.name == "f32"
+    # -- the accumulator registers (updated in place) --
+    if acc_v is not None and len(acc_v.uses) == 1:
+        regs = list(e.get(acc_v).regs)
+    else:
+        regs = e.new_regs(rt)
+        for r, src in zip(regs, e.get(acc_v).regs if acc_v is not None else [None] * len(regs)):
+            if src is None:
+                e.fn.emit(f"mov.{'f32' if f32 else 'b32'} {r}, {'0f00000000' if f32 else 0}")
+            else:
+                e.fn.emit(f"mov.{'f32' if f32 else 'b32'} {r}, {src}")
+    # -- scale-d of the first K-step: accumulate unless there is no accumulator / use_acc is false --
+    if use_v is not None:
+        first = e.get(use_v).regs[0]
+        if acc_v is None:
+            first = _predicate(e, "false", False)
+    else:
+        first = _predicate(e, "true" if acc_v is not None else "false", acc_v is not None)
+    later = _predicate(e, "true", True)
+    # -- operands --
+    gm, gn = _warpgroup_indices(e, wg_m) if wg_m * wg_n > 1 else (None, None)
+    b_smem = _operand(op, op.operands[1], "B", instr, wg_n)
+    b_desc = _descriptor_base(e, e.get(op.operands[1]).regs[0], b_smem, gn if wg_n > 1 else None)
+    a_v = op.operands[0]
+    a_groups = None
+    if isinstance(a_v.type, TileType):
+        a_groups = _register_a(e, op, a_v, warps)
+    else:
+        a_smem = _operand(op, a_v, "A", instr, wg_m)
+        a_desc = _descriptor_base(e, e.get(a_v).regs[0], a_smem, gm if wg_m > 1 else None)
+    d_groups = instruction_operands(wgmma_accumulator_slots(rt.shape, warps, n, 32))
+    name = f"wgmma.mma_async.sync.aligned.{instr.shape_name}.{instr.ptx_types}"
+    e.fn.emit("wgmma.fence.sync.aligned")
+    for k in range(instr.k_steps):
+        scale_d = first if k == 0 else later
+        for (m_rep, n_chunk), slots in d_groups.items():
+            d = "{" + ", ".join(str(regs[s[0]]) for s in slots) + "}"
+            bd = _offset_desc(e, b_desc, b_smem.offsets[n_chunk][k])
+            if a_groups is not None:
+                a = "{" + ", ".join(str(r) for r in a_groups[(m_rep, k)]) + "}"
+            else:
+                a = str(_offset_desc(e, a_desc, a_smem.offsets[m_rep][k]))
+            tail = _immediates(instr)
+            e.fn.emit(f"{name} {d}, {a}, {bd}, {scale_d}{tail}")
+    e.fn.emit("wgmma.commit_group.sync.aligned")
+    e.set(op.result, regs)
+
+
+def _immediates(instr: WgmmaInstr) -> str:
+    """imm-scale-a, imm-scale-b (floats) and imm-trans-a (A in shared memory), imm-trans-b
+    (16-bit types only)."""
+    if instr.acc_type == "i32":
+        return ""
+    parts = [", 1, 1"]
+    if instr.takes_trans:
+        if not instr.a_in_registers:
+            parts.append(f", {instr.trans_a}")
+        parts.append(f", {instr.trans_b}")
+    return "".join(parts)
+
+
+def _offset_desc(e: Emitter, base: Reg, offset: int) -> Reg | str:
+    if not offset:
+        return base
+    if offset % 16:  # pragma: no cover - wgmma_smem_operand only yields 16-byte offsets
+        raise CompilationError("TLXC-INTERNAL-001", f"wgmma operand offset {offset} is not 16-byte aligned", None)
+    r = e.fn.reg("b64")
+    e.fn.emit(f"add.s64 {r}, {base}, {offset >> 4}")
+    return r
+
+
+def _register_a(e: Emitter, op: Operation, a: Value, warps: tuple[int, int]) -> dict[tuple[int, int], list[Reg]]:
+    """The ``{a0..a3}`` 32-bit registers of every (M-repeat, K-step) of a register A."""
+    t: TileType = a.type  # type: ignore[assignment]
+    bits = t.scalar.bits
+    if bits == 8:
+        _fail(op, "async_dot with an 8-bit A operand in registers is not supported by tlxc yet; keep A in shared "
+                  "memory", "TLXC-TLX-005")
+    want = wgmma_operand_a(t.shape, warps, bits)
+    if t.layout != want:  # pragma: no cover - the layout pass converts A
+        raise CompilationError("TLXC-INTERNAL-001", "async_dot's register A is not in the wgmma operand layout", op.loc)
+    src = e.get(a).regs
+    out: dict[tuple[int, int], list[Reg]] = {}
+    for key, slots in instruction_operands(wgmma_operand_a_slots(t.shape, warps, bits)).items():
+        words = []
+        for parts in slots:
+            w = e.fn.reg("b32")
+            if len(parts) == 1:
+                e.fn.emit(f"mov.b32 {w}, {src[parts[0]]}")
+            else:
+                e.fn.emit(f"mov.b32 {w}, {{{', '.join(str(src[p]) for p in parts)}}}")
+            words.append(w)
+        out[key] = words
+    return out
+
+
+@lowers(ops.AsyncDotWaitOp)
+def async_dot_wait(e: Emitter, op: Operation) -> None:
+    e.fn.emit(f"wgmma.wait_group.sync.aligned {op.attrs['pendings']}")
+    for v, r in zip(op.operands, op.results):
+        e.values[id(r)] = e.get(v)

@@ -1,0 +1,125 @@
+"""Which allocation a buffer value views, and where ops sit in program order: the facts
+that buffer layout assignment, shared-memory allocation and hazard-barrier insertion
+share.
+
+* ``alias_roots(func)`` -- for every buffer or mbarrier value (by ``id``), the
+  allocations (``local_alloc`` / ``barrier_alloc`` ops) it may be a view of, following
+  views (``local_view``, ``local_slice``, ``local_trans``, ``local_reinterpret``,
+  ``barrier_view``), loop-carried values and region results.
+* ``ProgramOrder(func)`` -- a number for every op in a pre-order walk, and the number
+  after the last op nested in each region-holding op, so "live from here to there"
+  is an interval; ``effective(op, root)`` stretches an op inside a loop to the loop's
+  end when the allocation lives outside it (the next iteration comes back to it).
+"""
+
+from __future__ import annotations
+
+from .. import ops
+from ..core import Block, Operation, Value
+from ..types import BarrierType, MemDescType
+
+VIEW_OPS = (ops.LocalViewOp, ops.LocalSliceOp, ops.LocalTransOp, ops.LocalReinterpretOp, ops.BarrierViewOp)
+ROOT_OPS = (ops.LocalAllocOp, ops.BarrierAllocOp)
+LOOP_OPS = (ops.ForOp, ops.WhileOp)
+
+
+def is_buffer(v: Value) -> bool:
+    return isinstance(v.type, (MemDescType, BarrierType))
+
+
+def region_edges(op: Operation) -> list[tuple[Value, Value]]:
+    """``(from, to)`` pairs: the value ``to`` (a block argument or a region result of
+    ``op``) may be the value ``from``."""
+    out: list[tuple[Value, Value]] = []
+    if isinstance(op, ops.ForOp):
+        body = op.regions[0].block
+        out += list(zip(op.operands[3:], body.args[1:]))
+        out += list(zip(body.ops[-1].operands, body.args[1:]))
+        out += list(zip(body.args[1:], op.results))
+    elif isinstance(op, ops.IfOp):
+        for region in op.regions:
+            out += list(zip(region.block.ops[-1].operands, op.results))
+    elif isinstance(op, ops.WhileOp):
+        before, after = op.regions[0].block, op.regions[1].block
+        out += list(zip(op.operands, before.args))
+        out += list(zip(after.ops[-1].operands, before.args))
+        cond = before.ops[-1].operands[1:]
+        out += list(zip(cond, after.args)) + list(zip(cond, op.results))
+    return out
+
+
+def alias_roots(func: Operation) -> dict[int, frozenset[Operation]]:
+    """See the module doc; values that view nothing are absent."""
+    roots: dict[int, set[Operation]] = {}
+    edges: list[tuple[Value, Value]] = []
+    for op in func.walk():
+        if isinstance(op, ROOT_OPS):
+            roots[id(op.result)] = {op}
+        elif isinstance(op, VIEW_OPS):
+            edges.append((op.operands[0], op.result))
+        edges += [(a, b) for a, b in region_edges(op) if is_buffer(a)]
+    changed = True
+    while changed:
+        changed = False
+        for a, b in edges:
+            src = roots.get(id(a))
+            if src:
+                dst = roots.setdefault(id(b), set())
+                if not src <= dst:
+                    dst |= src
+                    changed = True
+    return {k: frozenset(v) for k, v in roots.items()}
+
+
+def values_of(func: Operation) -> list[Value]:
+    """Every value defined in ``func`` (block arguments and op results), in program order."""
+    out: list[Value] = []
+
+    def block(b: Block) -> None:
+        out.extend(b.args)
+        for op in b.ops:
+            for r in op.regions:
+                for inner in r.blocks:
+                    block(inner)
+            out.extend(op.results)
+
+    block(func.regions[0].block)
+    return out
+
+
+class ProgramOrder:
+    """Positions of ops in a pre-order walk; ``end[op]`` follows everything nested in it."""
+
+    def __init__(self, func: Operation) -> None:
+        self.pos: dict[int, int] = {}
+        self.end: dict[int, int] = {}
+        self._n = 0
+        self._number(func.regions[0].block)
+        self.last = self._n
+
+    def _number(self, block: Block) -> None:
+        for op in block.ops:
+            self.pos[id(op)] = self._n
+            self._n += 1
+            for r in op.regions:
+                for b in r.blocks:
+                    self._number(b)
+            self.end[id(op)] = self._n
+            self._n += 1
+
+    def of(self, op: Operation) -> int:
+        return self.pos[id(op)]
+
+    def encloses(self, outer: Operation, op: Operation) -> bool:
+        return self.pos[id(outer)] < self.pos[id(op)] < self.end[id(outer)]
+
+    def effective(self, op: Operation, root: Operation | None) -> int:
+        """``op``'s position, moved to the end of every loop that contains ``op`` but not
+        ``root``: a use inside a loop recurs until the loop ends."""
+        p = self.pos[id(op)]
+        parent = op.parent.parent_op if op.parent is not None else None
+        while parent is not None and parent.NAME != "func":
+            if isinstance(parent, LOOP_OPS) and (root is None or not self.encloses(parent, root)):
+                p = max(p, self.end[id(parent)])
+            parent = parent.parent.parent_op if parent.parent is not None else None
+        return p

@@ -1,0 +1,321 @@
+"""Buffer layout assignment: give every shared-memory buffer value (``MemDescType``) the
+``LinearLayout`` that says where each of its elements lives (``offset`` -> ``dim0..``).
+
+Expects: a kernel whose buffers have no layouts yet, except allocations the user pinned
+(``local_alloc {pinned = true}``).
+Guarantees: every shared-memory ``MemDescType`` value -- allocations, views, loop-carried
+buffers -- carries a layout, and the layouts of views agree with their allocation:
+
+* an allocation (``local_alloc``): rank >= 2 gets the NVMMA swizzled layout that TMA and
+  wgmma use, with the swizzle span (128, 64 or 32 bytes, 0 = plain) chosen from the
+  bytes of the contiguous (last) dim as Triton does (``choose_swizzle``); rank 1 is
+  plain. An allocation that one of its views reinterprets with another element width or
+  shape is plain row-major instead, so that the reinterpretation is exact;
+* ``local_view``: the array's layout (one buffer of it);
+* ``local_trans``: the same bytes with the output dims permuted;
+* ``local_slice``: the sub-layout of the slice's elements (``slice_view``), with *holes*
+  -- offset bits whose basis is zero -- where the parent's bytes in between belong to
+  other elements. Only slices whose elements are a block of the parent's offset bits are
+  views of one base address: the offsets must be tile-aligned for the buffer's layout;
+* ``local_reinterpret``: the source's layout when only the element type changes (same
+  width, same shape), else the plain row-major layout of the new shape over the same
+  bytes -- exact only when the source is itself plain row-major.
+
+Refuses (``CompilationError`` at the user's line): shapes that are not powers of two,
+1-bit elements, slices that are not tile-aligned, reinterpretations that would not be
+exact, and loop-carried buffers whose layout changes between iterations.
+Tensor-memory buffers keep no layout (tcgen05 lowering is a later issue).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import CompilationError
+from .. import ops
+from ..analysis.buffers import alias_roots
+from ..core import Block, Operation, Value
+from ..layout import gf2
+from ..layout.common import BLOCK, OFFSET, dim_names, with_standard_ins
+from ..layout.linear import LayoutError, LinearLayout, is_pow2, log2
+from ..layout.nvidia import nvmma_shared
+from ..types import MemDescType
+from .options import PassOptions
+from .rewrite import constant_of
+
+TLX = "TLXC-TLX-001"
+
+
+# ----------------------------------------------------------------------------- layouts
+def choose_swizzle(shape: tuple[int, ...], elem_bits: int) -> int:
+    """The NVMMA swizzle span in bytes for a buffer (Triton's ``NVMMASharedEncodingAttr``
+    rule): the largest of 128, 64, 32 that divides the contiguous dim's bytes, 0 when
+    none does, the buffer is 1-D, or it has fewer than the 8 rows of a swizzle atom.
+
+    Kept here until ``tlxc.ir.layout.wgmma`` exports the shared choice; both must agree
+    because TMA descriptors are encoded with the swizzle of their buffers."""
+    if len(shape) < 2:
+        return 0
+    rows = 1
+    for d in shape[:-1]:
+        rows *= d
+    inner = shape[-1] * elem_bits // 8
+    if rows < 8:
+        return 0
+    for span in (128, 64, 32):
+        if inner >= span and inner % span == 0:
+            return span
+    return 0
+
+
+def plain_layout(shape: tuple[int, ...], elem_bits: int) -> LinearLayout:
+    """Row-major, unswizzled."""
+    if len(shape) == 1:
+        return with_standard_ins(LinearLayout.identity_1d(shape[0], OFFSET, "dim0"), (OFFSET, BLOCK))
+    return nvmma_shared(shape, elem_bits, 0)
+
+
+def default_layout(shape: tuple[int, ...], elem_bits: int, swizzle: bool = True) -> LinearLayout:
+    """What an allocation gets unless the user pinned one (see the module doc)."""
+    if len(shape) >= 2 and swizzle:
+        return nvmma_shared(shape, elem_bits, choose_swizzle(shape, elem_bits))
+    return plain_layout(shape, elem_bits)
+
+
+def nvmma_swizzle_of(t: MemDescType) -> int | None:
+    """The NVMMA swizzle span (0, 32, 64 or 128 bytes) of an allocation's layout, or None
+    when the layout is not an untransposed NVMMA layout of its shape (a transposed or
+    sliced view, or a layout the user pinned). What a TMA descriptor for the buffer must
+    be encoded with."""
+    if t.layout is None or len(t.buf_shape) < 2:
+        return 0 if t.layout is not None and t.layout == plain_layout(t.buf_shape, t.element.bits) else None
+    for span in (0, 32, 64, 128):
+        try:
+            if t.layout == nvmma_shared(t.buf_shape, t.element.bits, span):
+                return span
+        except LayoutError:
+            continue
+    return None
+
+
+def trans_view(layout: LinearLayout, perm: tuple[int, ...]) -> LinearLayout:
+    """The layout of ``local_trans(buf, perm)``: result dim ``i`` is source dim ``perm[i]``."""
+    names = dim_names(len(perm))
+    tmp = layout.rename(outs={names[p]: f"_t{i}" for i, p in enumerate(perm)})
+    out = tmp.rename(outs={f"_t{i}": names[i] for i in range(len(perm))})
+    return out.transpose_outs(list(names))
+
+
+def _inv_offsets(parent: LinearLayout, dim: int, bits: range) -> list[int]:
+    """The offsets of the elements ``2**i`` along ``dim`` for ``i`` in ``bits``."""
+    inv = parent.invert()
+    mask = parent.in_dim_size(OFFSET) - 1
+    names = parent.out_dims
+    return [inv.apply_flat(parent.encode_out({names[dim]: 1 << i})) & mask for i in bits]
+
+
+def slice_view(parent: LinearLayout, shape: tuple[int, ...]) -> LinearLayout:
+    """The layout of a tile-aligned ``shape`` slice of a buffer laid out by ``parent``,
+    relative to the slice's first element; raises ``LayoutError`` with the reason when
+    the slice's elements are not one block of offset bits (then no base address and
+    layout describe it).
+
+    With ``I`` the parent's inverse, element ``o + x`` of an aligned slice at ``o`` is at
+    ``I(o) XOR I(x)``. That is ``I(o) + I(x)`` -- a base address plus a layout -- when the
+    offset bits the slice's elements use (``A``) and those the slice positions use
+    (``B``) are disjoint, and the slice's elements fill exactly the offsets made of bits
+    of ``A``. Bits below the highest of ``A`` that are not in it are holes."""
+    pshape = parent.out_shape
+    inner: list[int] = []
+    outer: list[int] = []
+    for d, (s, p) in enumerate(zip(shape, pshape)):
+        inner += _inv_offsets(parent, d, range(log2(s)))
+        outer += _inv_offsets(parent, d, range(log2(s), log2(p)))
+    bits_a = 0
+    for v in inner:
+        bits_a |= v
+    bits_b = 0
+    for v in outer:
+        bits_b |= v
+    if bits_a & bits_b or gf2.rank(inner) != bin(bits_a).count("1"):
+        raise LayoutError(f"a {list(shape)} slice of this {list(pshape)} buffer does not cover a block of its "
+                          "layout's offsets (the buffer is swizzled across the slice's edge)", parent)
+    names = parent.out_dims
+    bases = []
+    for k in range(bits_a.bit_length()):
+        if (bits_a >> k) & 1:
+            c = parent.apply({OFFSET: 1 << k})
+            bases.append(tuple(c[n] for n in names))
+        else:
+            bases.append((0,) * len(names))
+    out = LinearLayout({OFFSET: bases}, list(zip(names, shape)))
+    return with_standard_ins(out, (OFFSET, BLOCK))
+
+
+def slice_offset_terms(parent: LinearLayout, shape: tuple[int, ...]) -> list[tuple[int, int, int]]:
+    """How a slice position ``o`` (per dim, multiples of ``shape``) gives the slice's first
+    element offset ``I(o)``: ``(dim, bit, offset)`` -- bit ``bit`` of ``o[dim]`` XORs
+    ``offset`` in. (``slice_view`` proved these offsets never meet the slice's own bits,
+    so the result is added to the parent's base address.)"""
+    out = []
+    for d, (s, p) in enumerate(zip(shape, parent.out_shape)):
+        bits = range(log2(s), log2(p))
+        out += [(d, b, v) for b, v in zip(bits, _inv_offsets(parent, d, bits)) if v]
+    return out
+
+
+def slice_offset(parent: LinearLayout, shape: tuple[int, ...], offsets: tuple[int, ...]) -> int:
+    """``I(o)`` for constant slice offsets."""
+    v = 0
+    for d, b, off in slice_offset_terms(parent, shape):
+        if (offsets[d] >> b) & 1:
+            v ^= off
+    return v
+
+
+def is_plain(layout: LinearLayout, shape: tuple[int, ...], elem_bits: int) -> bool:
+    return layout == plain_layout(shape, elem_bits)
+
+
+# ----------------------------------------------------------------------------- the pass
+def _fail(op: Operation, message: str, help: str | None = None) -> None:
+    raise CompilationError(TLX, message, op.loc, help)
+
+
+def _is_smem(v: Value) -> bool:
+    return isinstance(v.type, MemDescType) and v.type.storage == "smem"
+
+
+def _check_buffer(op: Operation, t: MemDescType) -> None:
+    if not all(is_pow2(d) for d in t.buf_shape):
+        _fail(op, f"buffer shape {list(t.buf_shape)} is not a power of two in every dimension; shared-memory "
+                  "layouts need power-of-two shapes", "round the block sizes up to powers of two")
+    if t.element.bits < 8:
+        raise CompilationError("TLXC-TLX-005", f"buffers of {t.element!r} ({t.element.bits}-bit elements) are not "
+                               "supported by the code generator yet; store them as int8", op.loc)
+
+
+def _reinterprets_bytes(op: Operation) -> bool:
+    src, dst = op.operands[0].type, op.result.type
+    return (src.element.bits, src.buf_shape) != (dst.element.bits, dst.buf_shape)
+
+
+class _Assigner:
+    def __init__(self, func: Operation, swizzle: bool) -> None:
+        self.swizzle = swizzle
+        roots = alias_roots(func)
+        self.plain: set[Operation] = set()
+        for op in func.walk():
+            if isinstance(op, ops.LocalReinterpretOp) and _is_smem(op.operands[0]) and _reinterprets_bytes(op):
+                self.plain |= roots.get(id(op.operands[0]), set())
+
+    def set(self, v: Value, layout: LinearLayout) -> None:
+        v.type = v.type.with_layout(layout)  # type: ignore[attr-defined]
+
+    def block(self, block: Block) -> None:
+        for op in block.ops:
+            self.op(op)
+
+    def op(self, op: Operation) -> None:
+        if isinstance(op, (ops.ForOp, ops.IfOp, ops.WhileOp)):
+            return self.control(op)
+        if not any(_is_smem(r) for r in op.results):
+            return
+        try:
+            self.set(op.result, self.layout_of(op))
+        except LayoutError as e:
+            _fail(op, str(e).splitlines()[0])
+
+    def layout_of(self, op: Operation) -> LinearLayout:
+        t: MemDescType = op.result.type  # type: ignore[assignment]
+        if isinstance(op, ops.LocalAllocOp):
+            _check_buffer(op, t)
+            reuse = op.operand("reuse")
+            if t.layout is not None and op.attrs["pinned"]:
+                return t.layout
+            if reuse is not None and reuse.type.layout is not None and \
+                    (reuse.type.buf_shape, reuse.type.element.bits) == (t.buf_shape, t.element.bits):
+                return reuse.type.layout  # the same bytes seen the same way
+            if op in self.plain:
+                return plain_layout(t.buf_shape, t.element.bits)
+            return default_layout(t.buf_shape, t.element.bits, self.swizzle)
+        src: MemDescType = op.operands[0].type  # type: ignore[assignment]
+        if src.layout is None:  # pragma: no cover - the walk visits definitions first
+            raise LayoutError("internal: a view of a buffer without a layout")
+        if isinstance(op, ops.LocalViewOp):
+            return src.layout
+        if isinstance(op, ops.LocalTransOp):
+            return trans_view(src.layout, tuple(op.attrs["perm"]))
+        if isinstance(op, ops.LocalSliceOp):
+            return self.slice(op, src)
+        if isinstance(op, ops.LocalReinterpretOp):
+            return self.reinterpret(op, src, t)
+        raise LayoutError(f"internal: no buffer layout rule for '{op.NAME}'")
+
+    def slice(self, op: Operation, src: MemDescType) -> LinearLayout:
+        shape = op.result.type.buf_shape
+        _check_buffer(op, op.result.type)
+        for d, (v, n) in enumerate(zip(op.operands[1:], shape)):
+            c = constant_of(v)
+            if c is not None and int(c) % n:
+                _fail(op, f"local_slice offset {c} of dimension {d} is not a multiple of the slice size {n}; "
+                          "slices must be tile-aligned", "slice at multiples of the slice shape")
+        try:
+            return slice_view(src.layout, shape)
+        except LayoutError as e:
+            _fail(op, str(e).splitlines()[0], "slice whole swizzle atoms (rows, or columns in multiples of the "
+                                              "swizzle span), or allocate the pieces as separate buffers")
+        raise AssertionError  # pragma: no cover
+
+    def reinterpret(self, op: Operation, src: MemDescType, dst: MemDescType) -> LinearLayout:
+        if (src.element.bits, src.buf_shape) == (dst.element.bits, dst.buf_shape):
+            return src.layout
+        _check_buffer(op, dst)
+        if not is_plain(src.layout, src.buf_shape, src.element.bits):
+            _fail(op, "local_reinterpret with another element width or shape needs a row-major source; this view "
+                      "is transposed, sliced or swizzled", "reinterpret the allocation itself (buf[i]), not a view")
+        return plain_layout(dst.buf_shape, dst.element.bits)
+
+    def control(self, op: Operation) -> None:
+        if isinstance(op, ops.ForOp):
+            body = op.regions[0].block
+            self.carry(op.operands[3:], list(body.args[1:]) + list(op.results), len(body.args) - 1)
+            self.block(body)
+            self.check(op, body.ops[-1].operands, body.args[1:])
+        elif isinstance(op, ops.IfOp):
+            for region in op.regions:
+                self.block(region.block)
+            then_y, else_y = (r.block.ops[-1].operands for r in op.regions)
+            self.carry(then_y, list(op.results), len(op.results))
+            self.check(op, else_y, op.results)
+        elif isinstance(op, ops.WhileOp):
+            before, after = op.regions[0].block, op.regions[1].block
+            self.carry(op.operands, list(before.args), len(before.args))
+            self.block(before)
+            cond = before.ops[-1].operands[1:]
+            self.carry(cond, list(after.args) + list(op.results), len(after.args))
+            self.block(after)
+            self.check(op, after.ops[-1].operands, before.args)
+
+    def carry(self, srcs: Any, dsts: list[Value], n: int) -> None:
+        """``dsts[i]`` and ``dsts[i + n]`` (if any) take the layout of ``srcs[i]``."""
+        for i, s in enumerate(srcs):
+            if _is_smem(s):
+                for d in dsts[i::n]:
+                    self.set(d, s.type.layout)
+
+    def check(self, op: Operation, yielded: Any, args: Any) -> None:
+        for y, a in zip(yielded, args):
+            if _is_smem(y) and y.type.layout != a.type.layout:
+                _fail(op, "a loop-carried or branch-merged buffer has a different layout on different paths "
+                          "(e.g. a transposed view on one, the buffer on the other)",
+                      "carry the same kind of view on every path")
+
+
+def run(module: Operation, options: PassOptions, *, swizzle: bool = True) -> Operation:
+    """Assign buffer layouts in every kernel of ``module``. ``swizzle`` (a target fact:
+    NVIDIA's TMA / wgmma layouts) makes NVMMA the default for rank >= 2; without it
+    buffers are plain row-major."""
+    for func in module.funcs:  # type: ignore[attr-defined]
+        _Assigner(func, swizzle).block(func.body)
+    return module

@@ -1,0 +1,190 @@
+"""Hazard barriers and proxy fences for shared-memory buffers (tlx-semantics §5.9 duties
+1 and 2): the synchronization users rely on but never write.
+
+Expects: buffer layouts and a shared-memory plan (``smem_alloc.plan``), which says which
+bytes each buffer value may touch -- so allocations that share bytes through ``reuse=``
+or liveness are seen to conflict.
+Guarantees:
+
+* a CTA barrier (``named_barrier_wait {bar_id = 0, threads = <all>}``: barrier 0 is the
+  compiler's own, the frontend refuses it to users) before an op that reads bytes a
+  previous op wrote, or writes bytes a previous op read or wrote, with no CTA barrier in
+  between -- other threads did those accesses. Writes: ``local_store``, ``async_load``
+  (at issue: the copy lands while others may still read), ``tma_load``. Reads:
+  ``local_load``, the buffer operands of ``async_dot`` and ``tma_store``;
+* a ``fence {scope = "async_shared"}`` before an op of the async proxy (``async_dot``,
+  ``tma_store`` reading, ``tma_load`` writing) that touches bytes an ordinary
+  (generic-proxy) access -- ``local_store``, ``local_load``, ``async_load`` -- touched
+  since the last such fence; the fence comes before the barrier, as CUTLASS orders them.
+
+Existing synchronization counts: ``barrier_alloc``, ``barrier_expect``, normal
+``barrier_arrive`` and ``async_wait_group`` lower with a ``bar.sync 0`` (so do
+named-barrier waits of every thread of the CTA); ``fence {scope = "async_shared"}``
+orders the proxies. Warp-barrier arrives and ``barrier_wait`` synchronize nothing here
+(data a TMA load delivers is ordered by its mbarrier, so no barrier is needed after the
+wait). A barrier never follows another without an access in between: the pending
+accesses are empty after one.
+
+The analysis is conservative over structured control flow: ``if`` branches merge by
+union, loops iterate to a fixed point (accesses of one iteration meet the next), and a
+buffer indexed at run time counts as the whole allocation.
+Refuses: nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import ops
+from ..builder import Builder
+from ..core import Block, Operation, Value
+from ..types import BarrierType, MemDescType
+from . import smem_alloc
+from .options import PassOptions
+
+Interval = tuple[int, int]
+EVERYTHING: Interval = (0, 1 << 62)
+
+
+@dataclass(frozen=True)
+class State:
+    """Accesses since the last CTA barrier (``reads``, ``writes``) and generic-proxy
+    accesses since the last async-proxy fence (``generic``), as byte intervals."""
+
+    reads: frozenset[Interval] = frozenset()
+    writes: frozenset[Interval] = frozenset()
+    generic: frozenset[Interval] = frozenset()
+
+    def __or__(self, other: "State") -> "State":
+        return State(self.reads | other.reads, self.writes | other.writes, self.generic | other.generic)
+
+
+@dataclass(frozen=True)
+class Access:
+    kind: str  # "read" | "write"
+    value: Value
+    generic: bool  # an ordinary (generic-proxy) access, else the async proxy's
+
+
+def accesses(op: Operation) -> list[Access]:
+    """The shared-memory accesses of ``op`` that hazards are about."""
+    if isinstance(op, ops.LocalStoreOp):
+        return [Access("write", op.operands[0], True)]
+    if isinstance(op, ops.LocalLoadOp):
+        return [Access("read", op.operands[0], True)]
+    if isinstance(op, ops.AsyncLoadOp):
+        return [Access("write", op.operands[1], True)]
+    if isinstance(op, ops.TmaLoadOp):
+        return [Access("write", op.operands[1], False)]
+    if isinstance(op, ops.TmaStoreOp):
+        return [Access("read", op.operands[1], False)]
+    if isinstance(op, ops.AsyncDotOp):
+        return [Access("read", v, False) for v in op.operands[:2] if isinstance(v.type, MemDescType)]
+    return []
+
+
+def is_cta_barrier(op: Operation, num_threads: int) -> bool:
+    """Whether ``op`` lowers with a barrier of every thread of the CTA."""
+    if isinstance(op, (ops.BarrierAllocOp, ops.BarrierExpectOp, ops.AsyncWaitGroupOp)):
+        return True
+    if isinstance(op, ops.BarrierArriveOp):
+        t = op.operands[0].type
+        return isinstance(t, BarrierType) and not t.warp
+    if isinstance(op, ops.NamedBarrierWaitOp):
+        return op.attrs["threads"] >= num_threads
+    return False
+
+
+def _overlaps(rs: list[Interval], pending: frozenset[Interval]) -> bool:
+    return any(lo < phi and plo < hi for lo, hi in rs for plo, phi in pending)
+
+
+@dataclass
+class _Analysis:
+    plan: smem_alloc.SmemPlan
+    num_threads: int
+    inserted: list[Operation] = field(default_factory=list)
+
+    def ranges(self, v: Value) -> list[Interval]:
+        return self.plan.ranges(v) or [EVERYTHING]
+
+    def block(self, block: Block, state: State, insert: bool) -> State:
+        for op in list(block.ops):
+            state = self.op(op, state, insert)
+        return state
+
+    def op(self, op: Operation, state: State, insert: bool) -> State:
+        if isinstance(op, ops.ForOp):
+            return self.loop(op, [op.regions[0].block], state, insert, exit_after=None)
+        if isinstance(op, ops.WhileOp):
+            before, after = op.regions[0].block, op.regions[1].block
+            return self.loop(op, [before, after], state, insert, exit_after=before)
+        if isinstance(op, ops.IfOp):
+            out = State()
+            for region in op.regions:
+                out = out | self.block(region.block, state, insert)
+            return out
+        need_fence = need_barrier = False
+        reads, writes, generic = set(state.reads), set(state.writes), set(state.generic)
+        for a in accesses(op):
+            rs = self.ranges(a.value)
+            conflicts = state.writes | state.reads if a.kind == "write" else state.writes
+            need_barrier |= _overlaps(rs, conflicts)
+            if not a.generic:
+                need_fence |= _overlaps(rs, state.generic)
+        if need_fence and insert:
+            self.insert(op, ops.FenceOp, {"scope": "async_shared"})
+        if need_barrier and insert:
+            self.insert(op, ops.NamedBarrierWaitOp, {"bar_id": 0, "threads": self.num_threads})
+            reads, writes = set(), set()
+        if need_fence and insert:
+            generic = set()
+        for a in accesses(op):
+            rs = self.ranges(a.value)
+            if a.kind == "read":
+                reads.update(rs)
+            elif a.generic:  # TMA writes complete through their mbarrier, not through this order
+                writes.update(rs)
+            if a.generic:
+                generic.update(rs)
+        if is_cta_barrier(op, self.num_threads):
+            reads, writes = set(), set()
+        if isinstance(op, ops.FenceOp) and op.attrs["scope"] == "async_shared":
+            generic = set()
+        return State(frozenset(reads), frozenset(writes), frozenset(generic))
+
+    def loop(self, op: Operation, blocks: list[Block], state: State, insert: bool,
+             exit_after: Block | None) -> State:
+        """A loop whose iteration runs ``blocks`` in order: find the state at its head
+        (what the entry and every back edge bring, without this pass's insertions -- they
+        only remove accesses), then walk it once more, inserting."""
+        head = state
+        while True:
+            s = head
+            for b in blocks:
+                s = self.block(b, s, False)
+            grown = head | s
+            if grown == head:
+                break
+            head = grown
+        s, at_exit = head, head
+        for b in blocks:
+            s = self.block(b, s, insert)
+            if b is exit_after:
+                at_exit = s
+        # a for loop leaves after its last iteration, whose accesses the walk from ``head``
+        # over-approximates (with the insertions in place), or after none
+        return at_exit if exit_after is not None else state | s
+
+    def insert(self, before: Operation, cls: type[Operation], attrs: dict) -> None:
+        with Builder(None).before(before) as b:
+            self.inserted.append(b.create(cls, [], [], attrs, loc=before.loc))
+
+
+def run(module: Operation, options: PassOptions, plan: smem_alloc.SmemPlan | None = None) -> Operation:
+    """Insert hazard barriers and proxy fences in every kernel (``plan``: the kernel's
+    shared-memory plan; computed here when not given, for a module of one kernel)."""
+    for func in module.funcs:  # type: ignore[attr-defined]
+        p = plan if plan is not None else smem_alloc.plan(func)
+        _Analysis(p, func.attrs["num_warps"] * 32).block(func.body, State(), True)
+    return module

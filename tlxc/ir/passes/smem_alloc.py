@@ -1,0 +1,265 @@
+"""Shared-memory allocation: a static byte offset for every ``local_alloc`` and
+``barrier_alloc`` of a kernel, reusing bytes between allocations that are never live
+at the same time.
+
+Expects: buffer layouts assigned (``buffer_layouts``); shared-memory buffers only
+(tensor memory is the code generator's to refuse or allocate).
+Guarantees (``plan(func)`` -> ``SmemPlan``):
+
+* each allocation takes ``num`` x buffer bytes (8 bytes per mbarrier) at an offset
+  aligned for what reads it: a whole swizzle atom for NVMMA-swizzled buffers (1024 bytes
+  for the 128-byte swizzle, 512 and 256 for 64 and 32: TMA and wgmma swizzle on address
+  bits), 16 bytes for plain buffers (the widest vector access), 8 for mbarriers;
+* ``local_alloc(reuse=a)`` shares ``a``'s offset (it may not be larger than ``a``);
+* liveness: an allocation is live from its definition to the last use of any view of it
+  (a use inside a loop it was allocated outside of lasts to the loop's end; a buffer an
+  asynchronous copy or MMA touches lasts until the last op that retires that kind of
+  work -- ``async_wait_group``, ``barrier_wait``, ``async_dot_wait``,
+  ``tma_store_wait`` -- or to the kernel's end when none follows). Allocations whose
+  live ranges are disjoint may share bytes (first fit, largest first). mbarriers are
+  live for the whole kernel: reusing their bytes would need ``mbarrier.inval``;
+* ``total`` is the end of the last allocation; the code generator's scratch area (layout
+  conversions, reductions) starts at ``scratch_offset`` after it, so it never overlaps a
+  live buffer.
+
+``check_limit`` raises ``TLXC-RESOURCE-001`` with a per-allocation table (source line,
+shape, dtype, count, bytes, offset) when the total exceeds the target's limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...errors import CompilationError
+from .. import ops
+from ..analysis.buffers import ProgramOrder, alias_roots, values_of
+from ..core import Location, Operation, Value
+from ..types import BarrierType, MemDescType
+from .buffer_layouts import nvmma_swizzle_of
+from .options import PassOptions
+
+BARRIER_BYTES = 8
+PLAIN_ALIGN = 16
+SCRATCH_ALIGN = 16
+# async ops and the ops that retire their work
+_RETIRED_BY: dict[type, type] = {
+    ops.AsyncLoadOp: ops.AsyncWaitGroupOp,
+    ops.TmaLoadOp: ops.BarrierWaitOp,
+    ops.TmaStoreOp: ops.TmaStoreWaitOp,
+    ops.AsyncDotOp: ops.AsyncDotWaitOp,
+}
+
+
+def align_up(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+def buffer_alignment(t: MemDescType) -> int:
+    """Bytes an allocation of ``t`` must be aligned to (see the module doc)."""
+    if t.layout is None:
+        return PLAIN_ALIGN
+    span = nvmma_swizzle_of(t)
+    if span is None:
+        return 1024  # a layout pinned by the user: align for the widest swizzle atom
+    return max(PLAIN_ALIGN, 8 * span)
+
+
+@dataclass
+class Allocation:
+    """One ``local_alloc`` / ``barrier_alloc`` and where it went."""
+
+    op: Operation
+    size: int
+    align: int
+    start: int
+    end: int
+    offset: int = -1
+    reuses: Operation | None = None  # the allocation whose bytes it shares (``reuse=``)
+
+    @property
+    def is_barrier(self) -> bool:
+        return isinstance(self.op, ops.BarrierAllocOp)
+
+    def describe(self) -> tuple[str, str, str, str]:
+        """(source line, shape, dtype, count) for the table."""
+        loc = self.op.loc
+        where = f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}" if loc is not None and loc.line > 0 else "?"
+        t = self.op.result.type
+        if isinstance(t, BarrierType):
+            return where, "mbarrier", "b64", str(t.num)
+        assert isinstance(t, MemDescType)
+        return where, "x".join(map(str, t.buf_shape)), str(t.element), str(t.num)
+
+
+@dataclass
+class SmemPlan:
+    """Offsets of one kernel's allocations; ``ranges(value)`` says which bytes a buffer
+    or barrier value may touch (for hazard analysis)."""
+
+    allocations: list[Allocation]
+    total: int
+    roots: dict[int, frozenset[Operation]] = field(default_factory=dict)
+    _by_op: dict[int, Allocation] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._by_op = {id(a.op): a for a in self.allocations}
+
+    def offset_of(self, op: Operation) -> int:
+        """Byte offset of a ``local_alloc`` / ``barrier_alloc`` from ``global_smem``."""
+        return self._by_op[id(op)].offset
+
+    def allocation(self, op: Operation) -> Allocation:
+        return self._by_op[id(op)]
+
+    @property
+    def scratch_offset(self) -> int:
+        return align_up(self.total, SCRATCH_ALIGN) if self.total else 0
+
+    def ranges(self, v: Value) -> list[tuple[int, int]]:
+        """Byte intervals ``[lo, hi)`` that ``v`` may cover: one buffer of an array when
+        ``v`` is ``local_view`` with a constant index of an allocation, else every
+        allocation ``v`` may view, whole."""
+        owner = getattr(v, "op", None)
+        while isinstance(owner, (ops.LocalTransOp, ops.LocalReinterpretOp, ops.LocalSliceOp)):
+            v = owner.operands[0]
+            owner = getattr(v, "op", None)
+        if isinstance(owner, ops.LocalViewOp):
+            src = owner.operands[0]
+            index = getattr(owner.operands[1], "op", None)
+            root = getattr(src, "op", None)
+            if isinstance(index, ops.ConstantOp) and isinstance(root, ops.LocalAllocOp) \
+                    and id(root) in self._by_op:
+                t: MemDescType = src.type  # type: ignore[assignment]
+                lo = self.offset_of(root) + int(index.attrs["value"]) * t.nbytes
+                return [(lo, lo + t.nbytes)]
+        out = []
+        for root in self.roots.get(id(v), ()):
+            a = self._by_op.get(id(root))
+            if a is not None:
+                out.append((a.offset, a.offset + a.size))
+        return out
+
+    def table(self, scratch: int = 0) -> str:
+        """One line per allocation (and the scratch area), for resource errors."""
+        rows = [("source", "buffer", "dtype", "count", "bytes", "offset")]
+        for a in sorted(self.allocations, key=lambda a: (a.offset, a.start)):
+            where, shape, dtype, count = a.describe()
+            note = f" (reuses {a.reuses.loc.line if a.reuses.loc else '?'})" if a.reuses is not None else ""
+            rows.append((where, shape + note, dtype, count, str(a.size), str(a.offset)))
+        if scratch:
+            rows.append(("(compiler)", "scratch for layout conversions", "-", "1", str(scratch),
+                         str(self.scratch_offset)))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        return "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+    def check_limit(self, limit: int, scratch: int, target: str, loc: Location | None) -> int:
+        """The kernel's shared-memory bytes (buffers, then scratch); over ``limit`` it is
+        a ``TLXC-RESOURCE-001`` error that lists every allocation."""
+        total = self.scratch_offset + scratch if scratch else self.total
+        if total > limit:
+            msg = f"the kernel needs {total} bytes of shared memory; {target} allows {limit}"
+            if self.allocations:
+                msg += "\n" + self.table(scratch)
+            raise CompilationError("TLXC-RESOURCE-001", msg, loc)
+        return total
+
+
+def _size(op: Operation) -> int:
+    t = op.result.type
+    if isinstance(t, BarrierType):
+        return BARRIER_BYTES * max(1, t.num)
+    assert isinstance(t, MemDescType)
+    return t.nbytes * max(1, t.num)
+
+
+def _live_ranges(func: Operation, order: ProgramOrder, roots: dict[int, frozenset[Operation]],
+                 allocs: list[Operation]) -> dict[int, tuple[int, int]]:
+    """``[start, end]`` of every allocation (see the module doc)."""
+    retire: dict[type, list[Operation]] = {}
+    for op in func.walk():
+        for kind, by in _RETIRED_BY.items():
+            if isinstance(op, by):
+                retire.setdefault(kind, []).append(op)
+    views: dict[int, list[Value]] = {}
+    for v in values_of(func):
+        for root in roots.get(id(v), ()):
+            views.setdefault(id(root), []).append(v)
+    out = {}
+    for root in allocs:
+        if isinstance(root, ops.BarrierAllocOp):
+            out[id(root)] = (0, order.last)
+            continue
+        start = end = order.of(root)
+        for v in views.get(id(root), []):
+            owner = getattr(v, "op", None)
+            if owner is None:  # a block argument: live across its whole region op
+                holder = v.block.parent_op  # type: ignore[attr-defined]
+                start = min(start, order.of(holder))
+                end = max(end, order.end[id(holder)])
+            for user in v.uses:
+                p = order.effective(user, root)
+                kind = next((k for k in _RETIRED_BY if isinstance(user, k)), None)
+                if kind is not None:
+                    later = [order.effective(r, root) for r in retire.get(kind, [])]
+                    last = max(later, default=-1)
+                    p = last if last >= p else order.last
+                end = max(end, p)
+        out[id(root)] = (start, end)
+    return out
+
+
+def plan(func: Operation) -> SmemPlan:
+    """Place every shared-memory allocation of ``func`` (see the module doc)."""
+    order = ProgramOrder(func)
+    roots = alias_roots(func)
+    allocs = [op for op in func.walk()
+              if isinstance(op, ops.BarrierAllocOp)
+              or (isinstance(op, ops.LocalAllocOp) and op.result.type.storage == "smem")]
+    live = _live_ranges(func, order, roots, allocs)
+    records = {id(op): Allocation(op, _size(op), BARRIER_BYTES if isinstance(op, ops.BarrierAllocOp)
+                                  else buffer_alignment(op.result.type), *live[id(op)]) for op in allocs}
+    # reuse groups: an allocation with reuse= joins the group of what it reuses
+    leader: dict[int, Allocation] = {}
+    for op in allocs:
+        a = records[id(op)]
+        reuse = op.operand("reuse") if isinstance(op, ops.LocalAllocOp) else None
+        if reuse is None:
+            leader[id(op)] = a
+            continue
+        targets = roots.get(id(reuse), frozenset())
+        if len(targets) != 1:
+            raise CompilationError("TLXC-TLX-001", "local_alloc(reuse=...) must name one allocation", op.loc)
+        (target,) = targets
+        base = records[id(target)]
+        if a.size > base.size:
+            raise CompilationError("TLXC-TLX-001", f"this allocation needs {a.size} bytes but the buffer it reuses "
+                                   f"has {base.size}", op.loc, "allocate the larger buffer first and reuse it")
+        a.reuses = target
+        leader[id(op)] = leader[id(target)]
+    groups: dict[int, list[Allocation]] = {}
+    for op in allocs:
+        groups.setdefault(id(leader[id(op)].op), []).append(records[id(op)])
+    placed: list[tuple[int, int, int, int]] = []  # (offset, size, start, end)
+    ordered = sorted(groups.values(), key=lambda g: (-g[0].size, g[0].start))
+    for members in ordered:
+        size = max(m.size for m in members)
+        align = max(m.align for m in members)
+        start, end = min(m.start for m in members), max(m.end for m in members)
+        conflicts = [p for p in placed if p[2] <= end and start <= p[3]]
+        for cand in sorted({0} | {o + s for o, s, _, _ in conflicts}):
+            off = align_up(cand, align)
+            if all(off + size <= o or off >= o + s for o, s, _, _ in conflicts):
+                break
+        for m in members:
+            m.offset = off
+        placed.append((off, size, start, end))
+    total = max((o + s for o, s, _, _ in placed), default=0)
+    return SmemPlan([records[id(op)] for op in allocs], total, roots)
+
+
+def run(module: Operation, options: PassOptions) -> Operation:
+    """Check that every kernel's allocations can be placed (the plan itself is what the
+    code generator asks ``plan`` for; the IR is not changed)."""
+    for func in module.funcs:  # type: ignore[attr-defined]
+        plan(func)
+    return module

@@ -1,0 +1,85 @@
+"""Stage the register forms of TMA through shared memory (tlx-semantics §5.9, duty 7).
+
+``desc.load(coords)`` (``descriptor_load``) becomes: a one-buffer ``local_alloc`` and a
+one-barrier ``barrier_alloc``, ``barrier_expect`` of the block's bytes, ``tma_load``,
+``barrier_wait`` on phase 0 and ``local_load``. ``desc.store(coords, value)``
+(``descriptor_store``) becomes: ``local_alloc``, ``local_store``, ``tma_store`` and
+``tma_store_wait(0)`` (the hazard pass adds the barrier and proxy fence between the
+store to shared memory and the TMA read). The barrier is initialized at the point of use,
+so every use starts at phase 0, also inside loops.
+
+The interpreter runs the original ops; code generators that have TMA run this pass
+before buffer layouts are assigned.
+"""
+
+from __future__ import annotations
+
+from ..builder import Builder
+from ..core import Operation
+from ..ops import (
+    BarrierAllocOp,
+    BarrierExpectOp,
+    BarrierViewOp,
+    BarrierWaitOp,
+    ConstantOp,
+    DescriptorLoadOp,
+    DescriptorStoreOp,
+    LocalAllocOp,
+    LocalLoadOp,
+    LocalStoreOp,
+    LocalViewOp,
+    TmaLoadOp,
+    TmaStoreOp,
+    TmaStoreWaitOp,
+)
+from ..types import BarrierType, MemDescType, TensorDescType, int32
+from .options import PassOptions
+
+
+def _staging_buffer(b: Builder, desc: TensorDescType) -> object:
+    buf = b.value(LocalAllocOp, [], MemDescType(desc.block_shape, desc.element, 1))
+    zero = b.value(ConstantOp, [], int32, value=0)
+    return b.value(LocalViewOp, [buf, zero], MemDescType(desc.block_shape, desc.element, 0)), zero
+
+
+def _stage_load(op: Operation) -> None:
+    desc = op.operands[0]
+    dt: TensorDescType = desc.type  # type: ignore[assignment]
+    b = _builder_before(op)
+    view, zero = _staging_buffer(b, dt)
+    bars = b.value(BarrierAllocOp, [], BarrierType(1), count=1)
+    bar = b.value(BarrierViewOp, [bars, zero], BarrierType(0))
+    b.create(BarrierExpectOp, [bar], [], {"bytes": dt.block_bytes})
+    b.create(TmaLoadOp, [desc, view, bar, *op.operands[1:]], [])
+    b.create(BarrierWaitOp, [bar, zero], [])
+    value = b.value(LocalLoadOp, [view], op.result.type)
+    op.result.replace_all_uses_with(value)
+    op.erase()
+
+
+def _stage_store(op: Operation) -> None:
+    desc, value = op.operands[0], op.operands[1]
+    dt: TensorDescType = desc.type  # type: ignore[assignment]
+    b = _builder_before(op)
+    view, _ = _staging_buffer(b, dt)
+    b.create(LocalStoreOp, [view, value], [])
+    b.create(TmaStoreOp, [desc, view, *op.operands[2:]], [], {"reduce": "", "eviction": ""})
+    b.create(TmaStoreWaitOp, [], [], {"pendings": 0})
+    op.erase()
+
+
+def _builder_before(op: Operation) -> Builder:
+    block = op.parent
+    assert block is not None
+    b = Builder(block, op.loc)
+    b.index = block.ops.index(op)
+    return b
+
+
+def run(module: Operation, options: PassOptions) -> Operation:
+    for op in list(module.walk()):
+        if isinstance(op, DescriptorLoadOp):
+            _stage_load(op)
+        elif isinstance(op, DescriptorStoreOp):
+            _stage_store(op)
+    return module
