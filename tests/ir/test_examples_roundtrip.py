@@ -26,9 +26,11 @@ CASES: list[tuple[str, str, str, dict[str, Any]]] = [
      {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 32, "CAUSAL": True}),
     ("attention", "attn_fwd", "*fp16,*fp16,*fp16,*fp16,*fp32,fp32" + ",i32" * 14,
      {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 64, "CAUSAL": False}),
-    ("hopper_gemm_cp_async", "matmul_cp_async", "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,1,i32:16,1,i32:16,1",
+    ("hopper_gemm_cp_async", "matmul_cp_async",
+     "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,1,i32:16,1,i32:16,1",
      {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "NUM_STAGES": 3}),
-    ("hopper_gemm_tma", "matmul_tma", "tensordesc<fp16[128,64]>,tensordesc<fp16[64,128]>,tensordesc<fp16[128,128]>,i32",
+    ("hopper_gemm_tma", "matmul_tma",
+     "tensordesc<fp16[128,64]>,tensordesc<fp16[64,128]>,tensordesc<fp16[128,128]>,i32",
      {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "NUM_STAGES": 3}),
     ("tma_transpose", "transpose_kernel", "tensordesc<fp32[32,32]>,tensordesc<fp32[32,32]>", {"BLOCK": 32}),
 ]
