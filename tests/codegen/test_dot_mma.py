@@ -77,11 +77,11 @@ per_arch = pytest.mark.parametrize("arch", NVIDIA_ARCHS)
 @per_arch
 def test_tf32_dot_uses_mma_m16n8k8(arch: str) -> None:
     """32x32x32 fp32 with tf32, 4 warps: 2x4 m16n8 tiles split 2x2 over the warps, 4 K
-    steps of 8: 1 * 2 * 4 = 8 MMAs a warp, each operand rounded to tf32 after its load."""
+    steps of 8: 1 * 2 * 4 = 8 MMAs a warp, each operand rounded to tf32 after its load
+    (``ldmatrix`` moves 32-bit elements as pairs of 16-bit halves, into f32 registers)."""
     filecheck(_ptx("f32", arch), test_tf32_dot_uses_mma_m16n8k8, arch)
     # CHECK-LABEL: .visible .entry dot_kernel(
-    # CHECK:       ld.shared.f32 %f{{[0-9]+}}, [%r{{[0-9]+}}+0];
-    # CHECK-NEXT:  ld.shared.f32
+    # CHECK:       ldmatrix.sync.aligned.m8n8.x{{[24]}}.shared.b16 {%f{{[0-9]+}}, %f{{[0-9]+}}
     # CHECK:       cvt.rna.tf32.f32 %r{{[0-9]+}}, %f{{[0-9]+}};
     # CHECK:       mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
     # CHECK-SAME:  {%f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}},
@@ -120,11 +120,12 @@ def test_ieee_fp32_dot_stays_on_fma(arch: str) -> None:
 
 @per_arch
 def test_int8_dot_uses_mma_m16n8k32(arch: str) -> None:
-    """8-bit operands are staged one byte each; one 32-bit load holds 4 K elements; 32x32x32
-    is one K step: 2 MMAs a warp."""
+    """8-bit operands are staged one byte each; each ldmatrix register holds 4 K
+    elements; 32x32x32 is one K step: 2 MMAs a warp."""
     filecheck(_ptx("i8", arch), test_int8_dot_uses_mma_m16n8k32, arch)
     # CHECK-LABEL: .visible .entry dot_kernel(
-    # CHECK:       st.shared.b8
+    # CHECK:       st.shared.u8
+    # CHECK:       ldmatrix.sync.aligned.m8n8.x4.shared.b16
     # CHECK:       mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
     # CHECK-SAME:  {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}},
     # CHECK-COUNT-1: mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
@@ -142,8 +143,10 @@ def test_uint8_dot_uses_mma_u8(arch: str) -> None:
 
 @per_arch
 def test_int8_dot_with_k16_fills_half_a_k32_step(arch: str) -> None:
-    """K=16 of 8-bit elements is half an instruction: the other half reads zeros."""
+    """K=16 of 8-bit elements is half an instruction: the other half reads zeros (the
+    padded staging, one ld.shared.b32 per fragment register, not ldmatrix)."""
     filecheck(_ptx("i8", arch, k=16), test_int8_dot_with_k16_fills_half_a_k32_step, arch)
+    # CHECK-NOT:   ldmatrix
     # CHECK:       mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
     # CHECK-SAME:  {%r{{[0-9]+}}, %r{{[0-9]+}}, [[ZERO:%r[0-9]+]], [[ZERO]]}, {%r{{[0-9]+}}, [[ZERO]]},
     # CHECK-COUNT-1: mma.sync.aligned.m16n8k32

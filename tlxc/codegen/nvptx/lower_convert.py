@@ -24,328 +24,44 @@ the first version's path: a row-major shared-memory round trip with scalar acces
 (``_legacy``), correct for any pair of distributed layouts of one tile; planning
 ``block`` bits (distributed shared memory) would lift that.
 
-The ``plan_move`` half of this module is pure (no emitter): tests evaluate its answers
-for every thread and register and check them against the layouts.
+The planning half is pure (no emitter) and lives in ``convert_plan``: tests evaluate its
+answers for every thread and register and check them against the layouts. Its names
+are re-exported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from ...ir import ops
 from ...ir.core import Operation
-from ...ir.layout import gf2
-from ...ir.layout.common import BLOCK, LANE, OFFSET, REGISTER, WARP
-from ...ir.layout.conversion import ConversionKind, SharedConversion, plan_conversion, plan_shared_conversion
-from ...ir.layout.linear import LayoutError, LinearLayout, log2
+from ...ir.layout.common import REGISTER
+from ...ir.layout.linear import LinearLayout, log2
 from ...ir.layout.target import LayoutTarget
+from .convert_plan import (
+    ELEM_BITS,
+    MAX_SELECT_BITS,
+    Move,
+    NoMove,
+    RegisterMove,
+    SharedMove,
+    SharedSide,
+    ShuffleMove,
+    ThreadXor,
+    combine,
+    plan_move,
+    register_move,
+    shared_move,
+    shuffle_move,
+    supported,
+)
 from .emitter import Emitter, lowers, register_coords
 from .ptx import Reg, reg_class
 
-# Bits each register class takes in the scratch buffer: a predicate is one byte, 8-bit
-# integers keep their 16-bit register (they live sign- or zero-extended in it).
-ELEM_BITS = {"pred": 8, "b16": 16, "b32": 32, "f32": 32, "b64": 64, "f64": 64}
-# A select over 2**k registers costs 2**k - 1 ``selp`` per value; beyond this many
-# thread-dependent register bits a shuffle is not worth it and shared memory is used.
-MAX_SELECT_BITS = 2
-
-
-# ============================================================================ planning
-@dataclass(frozen=True)
-class ThreadXor:
-    """A value linear in the thread's bits: the XOR of ``terms[i]`` over the set bits
-    ``i`` of ``%tid.x`` (the lane's bits first, then the warp's)."""
-
-    terms: tuple[int, ...]
-
-    def at(self, tid: int) -> int:
-        v = 0
-        for i, t in enumerate(self.terms):
-            if (tid >> i) & 1:
-                v ^= t
-        return v
-
-    @property
-    def mask(self) -> int:
-        """Every bit the value can have."""
-        m = 0
-        for t in self.terms:
-            m |= t
-        return m
-
-    def selects(self) -> tuple[list[int], list[int]]:
-        """``(gens, masks)`` with ``at(tid) == XOR of gens[j] over j where tid & masks[j]
-        has odd parity``: how many predicates (``len(gens)``) choosing among values
-        indexed by this value takes."""
-        ech = gf2.Echelon()
-        gens: list[int] = []
-        for t in self.terms:
-            if ech.add(t):
-                gens.append(t)
-        basis = gf2.Echelon(gens)
-        masks = [0] * len(gens)
-        for i, t in enumerate(self.terms):
-            combo = basis.solve(t)
-            assert combo is not None
-            for j in range(len(gens)):
-                if (combo >> j) & 1:
-                    masks[j] |= 1 << i
-        return gens, masks
-
-
-def _combine(gens: Sequence[int], c: int) -> int:
-    v = 0
-    for j, g in enumerate(gens):
-        if (c >> j) & 1:
-            v ^= g
-    return v
-
-
-@dataclass(frozen=True)
-class NoMove:
-    """The layouts are equal."""
-
-
-@dataclass(frozen=True)
-class RegisterMove:
-    """Result register ``r`` is operand register ``sources[r] ^ thread.at(tid)``."""
-
-    sources: tuple[int, ...]
-    thread: ThreadXor
-
-
-@dataclass(frozen=True)
-class ShuffleMove:
-    """Rounds ``k`` (one per result register): every lane sends its operand register
-    ``send[k] ^ send_thread.at(tid)`` and reads the value of lane ``lane[k] ^
-    lane_thread.at(tid)`` of its own warp; result register ``r`` is what round
-    ``r ^ place_thread.at(tid)`` read.
-
-    With ``place_thread`` zero (the usual case) round ``k`` fills register ``k``. It is
-    not zero when two lanes read from one lane different registers in the same round --
-    a transpose between a register bit and a lane bit: the rounds are then permuted per
-    thread so that every sender sends one register per round.
-    """
-
-    send: tuple[int, ...]
-    send_thread: ThreadXor
-    lane: tuple[int, ...]
-    lane_thread: ThreadXor
-    place_thread: ThreadXor
-
-
-@dataclass(frozen=True)
-class SharedSide:
-    """One side of a shared-memory round trip: register ``r`` of thread ``tid`` lives at
-    element offset ``offsets[r] ^ thread.at(tid)``; accesses move ``vec`` elements."""
-
-    vec: int
-    offsets: tuple[int, ...]
-    thread: ThreadXor
-
-    @property
-    def address_thread(self) -> ThreadXor:
-        """The thread's part of a vector's first offset."""
-        return ThreadXor(tuple(t & ~(self.vec - 1) for t in self.thread.terms))
-
-    @property
-    def slot_thread(self) -> ThreadXor:
-        """The thread's part inside a vector: it permutes the registers of a vector."""
-        return ThreadXor(tuple(t & (self.vec - 1) for t in self.thread.terms))
-
-    def groups(self) -> list[tuple[int, int, tuple[int, ...]]]:
-        """The vector accesses, as ``(runtime, immediate, registers)``: the access covers
-        offsets ``(runtime ^ address_thread.at(tid)) + immediate + i``, ``i < vec``, and
-        offset ``i`` holds ``registers[i ^ slot_thread.at(tid)]``. ``runtime`` keeps the
-        bits that the thread's part can flip (XORed at run time); the others become the
-        instruction's immediate offset. A register holding an element twice is left out."""
-        by_base: dict[int, list[int | None]] = {}
-        for r, c in enumerate(self.offsets):
-            slots = by_base.setdefault(c & ~(self.vec - 1), [None] * self.vec)
-            if slots[c & (self.vec - 1)] is None:
-                slots[c & (self.vec - 1)] = r
-        mt = self.address_thread.mask
-        out = []
-        for base, slots in by_base.items():
-            if any(s is None for s in slots):
-                raise LayoutError(f"internal: a vector of {self.vec} elements at offset {base} is not held by one "
-                                  "thread")
-            out.append((base & mt, base & ~mt, tuple(s for s in slots if s is not None)))
-        return out
-
-
-@dataclass(frozen=True)
-class SharedMove:
-    """Through the scratch buffer laid out by ``shared`` (``offset`` -> tile), of
-    ``size`` elements of ``elem_bits`` each. Only threads with no bit of
-    ``copies`` set store: the others hold copies of what those hold (lanes or warps
-    that broadcast, or step where registers already do)."""
-
-    shared: LinearLayout
-    size: int
-    elem_bits: int
-    store: SharedSide
-    load: SharedSide
-    copies: int = 0
-
-
-Move = NoMove | RegisterMove | ShuffleMove | SharedMove
-
-
-def plan_move(src: LinearLayout, dst: LinearLayout, *, elem_bits: int, target: LayoutTarget) -> Move | None:
-    """What the lowering emits for a conversion from ``src`` to ``dst`` (None: the
-    row-major fallback)."""
-    if not _supported(src, dst, target):
-        return None
-    try:
-        plan = plan_conversion(src, dst, elem_bits=elem_bits, target=target)
-    except LayoutError:
-        return None
-    kind, cmap = plan.kind, plan.map
-    if kind is ConversionKind.NONE:
-        return NoMove()
-    if kind is ConversionKind.REGISTERS and cmap is not None:
-        move = register_move(cmap)
-        if len(move.thread.selects()[0]) <= MAX_SELECT_BITS:
-            return move
-    if kind is ConversionKind.WARP_SHUFFLE and cmap is not None:
-        shuffle = shuffle_move(cmap)
-        if shuffle is not None:
-            return shuffle
-    if kind is ConversionKind.CROSS_CTA:
-        return None
-    try:
-        shared = plan.shared or plan_shared_conversion(src, dst, elem_bits=elem_bits, target=target)
-    except LayoutError:
-        return None
-    return shared_move(src, dst, shared, elem_bits)
-
-
-def _supported(src: LinearLayout, dst: LinearLayout, target: LayoutTarget) -> bool:
-    for side in (src, dst):
-        if tuple(side.in_dims) != (REGISTER, LANE, WARP, BLOCK):
-            return False
-        # %tid.x's low bits are the lane only when the layout has a whole warp of lanes
-        if side.in_dim_size(LANE) != target.warp_size:
-            return False
-        if side.in_dim_size(BLOCK) != 1:  # one CTA's tile; clusters are planned later
-            return False
-    return src.in_dim_size(WARP) == dst.in_dim_size(WARP)
-
-
-def _thread_terms(cmap: LinearLayout, pick: Callable[[tuple[int, ...]], int]) -> ThreadXor:
-    return ThreadXor(tuple(pick(b) for d in (LANE, WARP) for b in cmap.in_bases(d)))
-
-
-def register_move(cmap: LinearLayout) -> RegisterMove:
-    """From the plan's map for a ``REGISTERS`` conversion (lanes and warps kept)."""
-    reg = cmap.out_dims.index(REGISTER)
-    sources = tuple(cmap.apply_flat(r) & (cmap.out_dim_size(REGISTER) - 1)
-                    for r in range(cmap.in_dim_size(REGISTER)))
-    return RegisterMove(sources, _thread_terms(cmap, lambda b: b[reg]))
-
-
-def shuffle_move(cmap: LinearLayout) -> ShuffleMove | None:
-    """From the plan's map ``C`` for a ``WARP_SHUFFLE`` conversion (warps kept), or None
-    when the register selects it needs are too many.
-
-    Write ``C(register y) = (A y, P y)`` and ``C(lane x) = (B x, Q x)`` as (operand
-    register, operand lane). Round ``k`` serves, in thread ``x``, result register
-    ``k ^ T x``: it needs operand register ``A k ^ A T x ^ B x`` from lane
-    ``P k ^ P T x ^ Q x``. One shuffle can serve a round only if a lane's register
-    follows from the lane it is read by: on ``U = {(A T x ^ B x, P T x ^ Q x)}`` the
-    register part must be a function ``R`` of the lane part. ``T`` is built lane bit by
-    lane bit: ``0`` when that keeps ``U`` consistent, else the first register bit that
-    does (one whose lane part is new).
-    Lane ``s`` then sends ``A k ^ R(P k) ^ R(s)`` in round ``k``; warp bits add terms of
-    their own to both sides (a warp reads only from itself).
-    """
-    reg, lane, warp = (cmap.out_dims.index(d) for d in (REGISTER, LANE, WARP))
-    nsr = cmap.out_dim_bits(REGISTER)
-    ndr = cmap.in_dim_bits(REGISTER)
-    a = [b[reg] for b in cmap.in_bases(REGISTER)]
-    p = [b[lane] for b in cmap.in_bases(REGISTER)]
-
-    def img(vs: Sequence[int], y: int) -> int:
-        return _combine(vs, y)
-
-    us: list[tuple[int, int]] = []  # (lane part, register part) per lane bit
-    place: list[int] = []
-    for b in cmap.in_bases(LANE):
-        for y in [0] + [1 << j for j in range(ndr)]:
-            u = (b[lane] ^ img(p, y), b[reg] ^ img(a, y))
-            if _consistent(us + [u], nsr):
-                us.append(u)
-                place.append(y)
-                break
-        else:
-            return None
-    for i, b in enumerate(cmap.in_bases(WARP)):
-        if b[warp] != 1 << i:
-            return None
-    # R: lane -> operand register, defined on the lane parts of U (zero on a complement)
-    nl = cmap.in_dim_bits(LANE)
-    ech = gf2.Echelon([ln for ln, _ in us] + gf2.unit_vectors(nl))
-    regs_of = [r for _, r in us] + [0] * nl
-
-    def r_of(ln: int) -> int:
-        combo = ech.solve(ln)
-        assert combo is not None
-        return _combine(regs_of, combo)
-
-    ks = range(cmap.in_dim_size(REGISTER))
-    send = tuple(img(a, k) ^ r_of(img(p, k)) for k in ks)
-    lanes = tuple(img(p, k) for k in ks)
-    warps = cmap.in_bases(WARP)
-    send_thread = ThreadXor(tuple(r_of(1 << i) for i in range(nl))
-                            + tuple(r_of(b[lane]) ^ b[reg] for b in warps))
-    lane_thread = ThreadXor(tuple(ln for ln, _ in us) + tuple(b[lane] for b in warps))
-    place_thread = ThreadXor(tuple(place) + (0,) * len(warps))
-    if max(len(send_thread.selects()[0]), len(place_thread.selects()[0])) > MAX_SELECT_BITS:
-        return None
-    return ShuffleMove(send, send_thread, lanes, lane_thread, place_thread)
-
-
-def _consistent(us: Sequence[tuple[int, int]], reg_bits: int) -> bool:
-    """Whether the register parts are a linear function of the lane parts."""
-    return gf2.rank((ln << reg_bits) | r for ln, r in us) == gf2.rank(ln for ln, _ in us)
-
-
-def shared_move(src: LinearLayout, dst: LinearLayout, plan: SharedConversion, elem_bits: int) -> SharedMove:
-    """Addresses of both sides under the planned buffer layout: the offset of an element
-    is ``shared⁻¹`` of it, linear, so a register's offset is its constant part XOR the
-    thread's part."""
-    shared = plan.shared
-    inv = shared.invert()
-    bits = shared.in_dim_bits(OFFSET)
-
-    def offset(layout: LinearLayout, x: int) -> int:
-        return inv.apply_flat(layout.apply_flat(x)) & ((1 << bits) - 1)
-
-    def side(layout: LinearLayout, vec: int) -> SharedSide:
-        offs = tuple(offset(layout, r) for r in range(layout.in_dim_size(REGISTER)))
-        nr = layout.in_dim_bits(REGISTER)
-        thread = ThreadXor(tuple(offset(layout, 1 << (nr + i))
-                                 for i in range(layout.in_dim_bits(LANE) + layout.in_dim_bits(WARP))))
-        # The planner's vectors are register-held. Its line bits may still move a thread
-        # inside a vector (they are lifted into a complement that mixes in vector
-        # directions); then the order of a vector's registers depends on the thread and
-        # ``selp`` puts them in place -- unless that takes too many, then narrower vectors.
-        while vec > 1:
-            s = SharedSide(vec, offs, thread)
-            if len(s.slot_thread.selects()[0]) <= MAX_SELECT_BITS:
-                try:
-                    s.groups()
-                    return s
-                except LayoutError:
-                    pass
-            vec //= 2
-        return SharedSide(1, offs, thread)
-
-    free = src.free_variable_masks()
-    copies = free[LANE] | (free[WARP] << src.in_dim_bits(LANE))
-    return SharedMove(shared, 1 << bits, elem_bits, side(src, plan.store_vec), side(dst, plan.load_vec), copies)
+# The plan's names, for the code generator's other users and the tests.
+__all__ = ["ELEM_BITS", "MAX_SELECT_BITS", "Move", "NoMove", "RegisterMove", "SharedMove", "SharedSide",
+           "ShuffleMove", "ThreadXor", "accesses", "plan_move", "register_move", "shared_move", "shuffle_move",
+           "store_shared", "supported"]
 
 
 # ============================================================================ lowering
@@ -468,7 +184,7 @@ def _selector(e: Emitter, tx: ThreadXor) -> Callable[[str, Callable[[int], Reg]]
     preds = [_parity(e, m) for m in masks]
 
     def pick(cls: str, value_of: Callable[[int], Reg]) -> Reg:
-        return _select(e, cls, [value_of(_combine(gens, c)) for c in range(1 << len(gens))], preds)
+        return _select(e, cls, [value_of(combine(gens, c)) for c in range(1 << len(gens))], preds)
 
     return pick
 
@@ -594,21 +310,31 @@ def _unpack_bits(e: Emitter, word: Reg, n: int, stride: int, cls: str) -> list[R
 
 # -- shared memory ------------------------------------------------------------------------------
 def _shared(e: Emitter, cls: str, regs: list[Reg], move: SharedMove) -> list[Reg]:
-    nbytes = move.elem_bits // 8
-    e.scratch(move.size * nbytes)
-    base = e.smem_base()
+    e.scratch(move.size * move.elem_bits // 8)
     e.barrier()  # the scratch area may still be read by the op before
+    store_shared(e, cls, regs, move)
+    e.barrier()
+    return _load_shared(e, cls, move)
+
+
+def store_shared(e: Emitter, cls: str, regs: list[Reg], move: SharedMove, at: int = 0) -> None:
+    """The store half of ``move``: this thread's ``regs`` into the buffer that starts
+    ``at`` bytes into the scratch area (the caller reserves it and places the barriers)."""
+    nbytes = move.elem_bits // 8
     store_slot = _selector(e, move.store.slot_thread)
     owner = _owner(e, move.copies) if move.copies else None
-    for addr, imm, group in _accesses(e, move.store, base, nbytes):
+    for addr, imm, group in accesses(e, move.store, nbytes, at):
         values = [store_slot(cls, lambda x, i=i, g=group: regs[g[i ^ x]]) for i in range(len(group))]
         units = _pack(e, cls, values, move.elem_bits)
         ty = _unit_type(cls, move.elem_bits, len(group))
         e.fn.emit(f"st.shared{_vec(len(units))}.{ty} [{addr}+{imm}], {_operands(units)}", owner)
-    e.barrier()
+
+
+def _load_shared(e: Emitter, cls: str, move: SharedMove) -> list[Reg]:
+    nbytes = move.elem_bits // 8
     out: list[Reg | None] = [None] * len(move.load.offsets)
     load_slot = _selector(e, move.load.slot_thread)
-    for addr, imm, group in _accesses(e, move.load, base, nbytes):
+    for addr, imm, group in accesses(e, move.load, nbytes):
         ty = _unit_type(cls, move.elem_bits, len(group))
         units = _load_units(e, cls, move.elem_bits, len(group))
         e.fn.emit(f"ld.shared{_vec(len(units))}.{ty} {_operands(units)}, [{addr}+{imm}]")
@@ -623,8 +349,10 @@ def _shared(e: Emitter, cls: str, regs: list[Reg], move: SharedMove) -> list[Reg
     return [first[c] for c in move.load.offsets]
 
 
-def _accesses(e: Emitter, side: SharedSide, base: Reg, nbytes: int) -> list[tuple[Reg, int, tuple[int, ...]]]:
-    """``(address register, byte immediate, registers)`` per vector access."""
+def accesses(e: Emitter, side: SharedSide, nbytes: int, at: int = 0) -> list[tuple[Reg, int, tuple[int, ...]]]:
+    """``(address register, byte immediate, registers)`` per vector access of ``side`` to a
+    buffer of ``nbytes``-byte elements that starts ``at`` bytes into the scratch area."""
+    base = e.smem_base()
     thread = _thread_value(e, side.address_thread, nbytes)
     if isinstance(thread, int):
         start: Reg = base
@@ -643,7 +371,7 @@ def _accesses(e: Emitter, side: SharedSide, base: Reg, nbytes: int) -> list[tupl
             e.fn.emit(f"xor.b32 {a}, {thread}, {runtime * nbytes}")
             e.fn.emit(f"add.u32 {a}, {a}, {base}")
             addrs[runtime] = a
-        out.append((addrs[runtime], imm * nbytes, group))
+        out.append((addrs[runtime], imm * nbytes + at, group))
     return out
 
 
@@ -682,10 +410,29 @@ def _pack(e: Emitter, cls: str, values: list[Reg], elem_bits: int) -> list[Reg]:
             out.append(w)
         elif per == 1:
             out.append(chunk[0])
+        elif elem_bits == 8:
+            out.append(_pack_bytes(e, chunk))
         else:  # two 16-bit values
             w = e.fn.reg("b32")
             e.fn.emit(f"mov.b32 {w}, {{{chunk[0]}, {chunk[1]}}}")
             out.append(w)
+    return out
+
+
+def _pack_bytes(e: Emitter, values: list[Reg]) -> Reg:
+    """The low bytes of two or four 16-bit registers, packed into a 32-bit register in
+    order (the operand of an 8-bit ``st.shared.b16`` or of 32-bit vector units). Only the
+    dot's staging stores 8-bit elements as bytes; conversions keep them 16-bit."""
+    halves = []
+    for lo, hi in zip(values[0::2], values[1::2]):
+        w = e.fn.reg("b32")
+        e.fn.emit(f"mov.b32 {w}, {{{lo}, {hi}}}")
+        halves.append(w)
+    out = e.fn.reg("b32")
+    if len(halves) == 1:
+        e.fn.emit(f"prmt.b32 {out}, {halves[0]}, 0, 0x20")
+    else:
+        e.fn.emit(f"prmt.b32 {out}, {halves[0]}, {halves[1]}, 0x6420")
     return out
 
 

@@ -1,13 +1,14 @@
-"""``tl.dot``, 2-D and batched 3-D. Both operands are staged through shared memory
-(``lower_mma.stage``: A row-major, B as B^T, K contiguous, batch slices one after the
-other); then
+"""``tl.dot``, 2-D and batched 3-D. Both operands go through shared memory; then
 
 * the types of ``lower_mma.MMA_SYNC`` -- f16/bf16 and fp8 (e4m3, e5m2) with an f32
   accumulator, fp32 with ``input_precision`` tf32 or tf32x3, int8/uint8 with an int32
   one -- run ``mma.sync`` m16n8kK when the layout pass gave the result the mma accumulator
-  layout (``dot_layout``, the hook it calls);
+  layout (``dot_layout``, the hook it calls), their fragments loaded with ``ldmatrix``
+  (``mma_operands``);
 * everything else (fp32 ``ieee`` / bf16x3 / bf16x6, f64, f16 accumulators) is a per-thread
-  FMA loop over K in the accumulator's own layout -- correct for every shape, not fast.
+  FMA loop over K in the accumulator's own layout -- correct for every shape, not fast --
+  that reads the operands as ``mma_operands.stage`` puts them (A row-major, B as B^T,
+  K contiguous, batch slices one after the other).
 
 A batched dot is one mma layout over ``[B, M, N]``: warps go to the batch first, the batch
 slices they do not cover repeat in registers, and each register tile reads its own slice
@@ -20,11 +21,11 @@ from __future__ import annotations
 from ...ir import ops
 from ...ir.core import Operation
 from ...ir.layout.linear import LinearLayout
-from ...ir.layout.nvidia import mma_v2_accumulator
 from ...ir.types import DType, Kind, float32
 from .emitter import Emitter, lowers, register_coords
 from .lower_arith import convert_reg
-from .lower_mma import Staged, emit_mma, load_type, mma_form, stage
+from .lower_mma import emit_mma, mma_form, mma_parent
+from .mma_operands import Staged, load_type, stage
 from .ptx import Reg, reg_class
 
 
@@ -32,25 +33,16 @@ def dot_layout(op: Operation, num_warps: int) -> LinearLayout | None:
     """The accumulator layout the mma path wants (None: use the canonical layout)."""
     if mma_form(op) is None:
         return None
-    shape = op.result.type.shape
-    m, n = shape[-2:]
-    if len(shape) == 2:
-        wm = min(num_warps, max(1, m // 16))
-        return mma_v2_accumulator([m, n], [wm, max(1, num_warps // wm)])
-    wb = min(num_warps, shape[0])
-    rest = num_warps // wb
-    wm = min(rest, max(1, m // 16))
-    return mma_v2_accumulator(list(shape), [wb, wm, max(1, rest // wm)])
+    return mma_parent(op, num_warps).accumulator(op.result.type.shape)
 
 
 @lowers(ops.DotOp)
 def dot(e: Emitter, op: Operation) -> None:
     form = mma_form(op)
-    st = stage(e, op)
     if form is not None and op.result.type.layout == dot_layout(op, e.num_warps):
-        emit_mma(e, op, form, st)
+        emit_mma(e, op, form)
     else:
-        _fma(e, op, st)
+        _fma(e, op, stage(e, op))
 
 
 def _fma(e: Emitter, op: Operation, st: Staged) -> None:

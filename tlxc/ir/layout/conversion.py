@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 
 from . import gf2
 from .common import BLOCK, LANE, OFFSET, REGISTER, WARP
@@ -49,6 +50,12 @@ class ConversionKind(str, Enum):
 
 # ---------------------------------------------------------------------------- mapping
 def conversion_map(src: LinearLayout, dst: LinearLayout, keep: Sequence[str] = ()) -> LinearLayout | None:
+    """See ``_conversion_map`` (this wrapper makes ``keep`` hashable for the cache)."""
+    return _conversion_map(src, dst, tuple(keep))
+
+
+@lru_cache(maxsize=1024)
+def _conversion_map(src: LinearLayout, dst: LinearLayout, keep: tuple[str, ...]) -> LinearLayout | None:
     """A map ``C`` from ``dst``'s inputs to ``src``'s inputs with ``src(C(x)) == dst(x)``
     that leaves the input dims in ``keep`` unchanged, or None when none exists.
 
@@ -144,9 +151,7 @@ def bank_cost(dist: LinearLayout, shared: LinearLayout, *, elem_bits: int, vec: 
     """
     if dist.out_sizes != shared.out_sizes:
         raise LayoutError("bank_cost: layouts cover different tiles", dist, shared)
-    if shared.in_dims[:1] != (OFFSET,) or not shared.is_surjective() \
-            or not shared.sublayout([OFFSET], shared.out_dims).is_injective():
-        raise LayoutError("bank_cost: the shared layout must give each element exactly one offset", shared)
+    inv = _offsets_of(shared)
     if dist.in_dim_size(LANE) != target.warp_size:
         raise LayoutError(f"bank_cost: layout has {dist.in_dim_size(LANE)} lanes, target warps have "
                           f"{target.warp_size}", dist)
@@ -156,17 +161,21 @@ def bank_cost(dist: LinearLayout, shared: LinearLayout, *, elem_bits: int, vec: 
         if not regs.contains(shared.apply_flat(1 << i)):
             raise LayoutError(f"bank_cost: a vector of {vec} buffer-consecutive elements is not held by one "
                               "thread", dist, shared)
-    inv = shared.invert()
     offset_bits = shared.in_dim_bits(OFFSET)
     word_bits = target.bank_bytes * 8
     vec_bits = vec * elem_bits
     phase = min(target.warp_size, max(1, target.line_bytes * 8 // max(vec_bits, word_bits)))
+    # offsets are linear in the lane: XOR the lane bits' offsets
+    lane_offsets = [_solve(inv, dist.apply_flat(dist.encode_in({LANE: 1 << i}))) & ((1 << offset_bits) - 1)
+                    for i in range(dist.in_dim_bits(LANE))]
     total = ideal = 0
     for start in range(0, target.warp_size, phase):
         words: set[int] = set()
         for lane in range(start, start + phase):
-            element = dist.apply_flat(dist.encode_in({LANE: lane}))
-            off = inv.apply_flat(element) & ((1 << offset_bits) - 1)
+            off = 0
+            for i, o in enumerate(lane_offsets):
+                if (lane >> i) & 1:
+                    off ^= o
             off &= ~(vec - 1)
             first = off * elem_bits // word_bits
             last = ((off + vec) * elem_bits - 1) // word_bits
@@ -177,6 +186,22 @@ def bank_cost(dist: LinearLayout, shared: LinearLayout, *, elem_bits: int, vec: 
         total += max(per_bank.values())
         ideal += -(-len(words) // target.num_banks)
     return BankCost(total, ideal)
+
+
+@lru_cache(maxsize=1024)
+def _offsets_of(shared: LinearLayout) -> gf2.Echelon:
+    """``shared``'s bases in echelon form (``_solve`` inverts with it, as ``invert`` would),
+    once ``shared`` is checked to give every element exactly one offset."""
+    if shared.in_dims[:1] != (OFFSET,) or not shared.is_surjective() \
+            or not shared.sublayout([OFFSET], shared.out_dims).is_injective():
+        raise LayoutError("bank_cost: the shared layout must give each element exactly one offset", shared)
+    return gf2.Echelon(shared.flat_bases())
+
+
+def _solve(ech: gf2.Echelon, element: int) -> int:
+    combo = ech.solve(element)
+    assert combo is not None  # the layout is surjective
+    return combo
 
 
 def bank_wavefronts(dist: LinearLayout, shared: LinearLayout, *, elem_bits: int, vec: int,
@@ -230,8 +255,14 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, *, elem_bits: int, tar
 
 
 def plan_shared_conversion(src: LinearLayout, dst: LinearLayout, *, elem_bits: int,
-                           target: LayoutTarget) -> SharedConversion:
+                           target: LayoutTarget, load_vector_bits: int | None = None) -> SharedConversion:
     """Choose vector widths and a scratch layout so that both sides are conflict-free.
+
+    ``load_vector_bits=k`` asks for loads of exactly ``2**k`` elements: ``dst``'s first
+    ``k`` register bits, in that order, become offset bits ``[0, k)`` -- for an instruction
+    that reads its elements in a fixed order, ``ldmatrix`` (its address layout from
+    ``nvidia.ldmatrix_address``). Stores then move the longest prefix of that vector that
+    ``src``'s registers hold. ``LayoutError`` when those bits are not independent.
 
     Work in the GF(2) space T of per-CTA tile coordinates (n bits). The buffer layout is
     a basis of T: offset bits ``[0, k)`` are the vector, the next bits up to one bank
@@ -292,15 +323,11 @@ def plan_shared_conversion(src: LinearLayout, dst: LinearLayout, *, elem_bits: i
 
     # 1. vectors
     rs, rd = images(src, REGISTER), images(dst, REGISTER)
-    common = gf2.Echelon(gf2.intersection(rs, rd))
-    v_common = _pick(rs, lambda v: common.contains(v), max_k)
-    v_common = gf2.extend_to(v_common, min(max_k, common.rank), common.basis())
-    ext_s = _pick(rs, lambda v: True, max_k, start=v_common)[len(v_common):]
-    ext_d = _pick(rd, lambda v: True, max_k, start=v_common)[len(v_common):]
-    src_is_big = len(ext_s) >= len(ext_d)
-    v_big = v_common + (ext_s if src_is_big else ext_d)
-    k_src = len(v_big) if src_is_big else len(v_common)
-    k_dst = len(v_common) if src_is_big else len(v_big)
+    if load_vector_bits is None:
+        v_big, k_src, k_dst = _vectors(rs, rd, max_k)
+    else:
+        v_big, k_src, k_dst = _fixed_load_vector(rs, rd, load_vector_bits, max_k, src, dst)
+    src_is_big = k_src >= k_dst
 
     # sub-word bits: the vector, padded with the wide side's lane directions
     lanes_s, lanes_d = images(src, LANE), images(dst, LANE)
@@ -335,6 +362,8 @@ def plan_shared_conversion(src: LinearLayout, dst: LinearLayout, *, elem_bits: i
         if quotient.add(e):
             lines.append(gf2.lift(e, low + h, g))
     offsets = low + h + lines
+    if load_vector_bits is not None:
+        offsets = _rows_in_order(offsets, load_vector_bits, images(dst, LANE) + images(dst, WARP) + rd, src, dst)
     if gf2.rank(offsets) != n or len(offsets) != n:
         raise LayoutError("internal: scratch layout is not a basis", src, dst)
 
@@ -347,6 +376,66 @@ def plan_shared_conversion(src: LinearLayout, dst: LinearLayout, *, elem_bits: i
     store = bank_cost(src, shared, elem_bits=elem_bits, vec=1 << k_src, target=target)
     load = bank_cost(dst, shared, elem_bits=elem_bits, vec=1 << k_dst, target=target)
     return SharedConversion(shared, 1 << k_src, 1 << k_dst, store, load)
+
+
+def _vectors(rs: Sequence[int], rd: Sequence[int], max_k: int) -> tuple[list[int], int, int]:
+    """Step 1 of the planner: ``(vector bits, store bits, load bits)`` -- the common
+    register directions, extended by the side with more of its own."""
+    common = gf2.Echelon(gf2.intersection(rs, rd))
+    v_common = _pick(rs, lambda v: common.contains(v), max_k)
+    v_common = gf2.extend_to(v_common, min(max_k, common.rank), common.basis())
+    ext_s = _pick(rs, lambda v: True, max_k, start=v_common)[len(v_common):]
+    ext_d = _pick(rd, lambda v: True, max_k, start=v_common)[len(v_common):]
+    if len(ext_s) >= len(ext_d):
+        return v_common + ext_s, len(v_common) + len(ext_s), len(v_common)
+    return v_common + ext_d, len(v_common), len(v_common) + len(ext_d)
+
+
+def _fixed_load_vector(rs: Sequence[int], rd: Sequence[int], k: int, max_k: int, src: LinearLayout,
+                       dst: LinearLayout) -> tuple[list[int], int, int]:
+    """Step 1 with the load vector given: ``dst``'s first ``k`` register directions."""
+    v = list(rd[:k])
+    if len(v) != k or k > max_k or gf2.rank(v) != k:
+        raise LayoutError(f"the first {k} register bits of the destination are not a vector of {1 << k} "
+                          f"distinct elements (at most {1 << max_k})", dst)
+    held = gf2.Echelon(rs)
+    k_src = 0
+    while k_src < k and held.contains(v[k_src]):
+        k_src += 1
+    return v, k_src, k
+
+
+def _rows_in_order(offsets: Sequence[int], k: int, dst_images: Sequence[int], src: LinearLayout,
+                   dst: LinearLayout) -> list[int]:
+    """``offsets`` with every basis vector above the load vector ``R = offsets[:k]`` moved
+    into ``C``, the span of ``dst``'s other directions (its lanes, warps and higher
+    registers), along ``R``: then the first element of every vector is one that ``dst``
+    reaches without its vector bits, so each vector holds its elements in ``dst``'s
+    register order. Each vector keeps its elements (a vector bit is only XORed in),
+    so whole-vector accesses touch the same banks; narrower stores may not."""
+    rows = list(offsets[:k])
+    split = gf2.Echelon(rows)
+    c: list[int] = []
+    for v in dst_images:
+        if split.add(v):
+            c.append(v)
+    if len(rows) + len(c) != len(offsets):
+        raise LayoutError("the destination's other directions do not complement its vector", src, dst)
+    basis = gf2.Echelon(rows + c)
+    out = list(rows)
+    for v in offsets[k:]:
+        combo = basis.solve(v)
+        assert combo is not None
+        out.append(_combine_bits(rows + c, combo >> k << k))
+    return out
+
+
+def _combine_bits(vectors: Sequence[int], mask: int) -> int:
+    v = 0
+    for i, x in enumerate(vectors):
+        if (mask >> i) & 1:
+            v ^= x
+    return v
 
 
 def _pick(vectors: Sequence[int], ok: Callable[[int], bool], limit: int, start: Sequence[int] = ()) -> list[int]:

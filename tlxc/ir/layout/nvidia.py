@@ -262,3 +262,133 @@ def _nvmma_shared(shape: tuple[int, ...], elem_bits: int, swizzle_bytes: int, tr
         bases.append(tuple(c))
     pattern = LinearLayout({OFFSET: bases}, list(zip(names, shape)))
     return with_standard_ins(fit_to_shape(pattern, full_shape, cta), (OFFSET, BLOCK))
+
+
+# ---------------------------------------------------------------------------- ldmatrix
+# ``ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{,.trans}.shared.b16`` (PTX ISA, "Warp-level matrix
+# load instruction: ldmatrix", its figures "ldmatrix fragment layout"): up to four 8x8
+# matrices of 16-bit elements, each row 16 contiguous bytes of shared memory. Lane
+# ``8*i + j`` gives the address of row ``j`` of matrix ``i``; thread ``t`` receives, in its
+# destination register ``i``, row ``t // 4`` elements ``2*(t % 4)`` and ``2*(t % 4) + 1``
+# (``.trans``: column ``t // 4``, rows ``2*(t % 4)`` and ``2*(t % 4) + 1``).
+#
+# Both halves are linear layouts onto an abstract tile of ``(col, row, matrix)`` where a
+# row holds 16 bytes. The hardware moves bytes, not element types, so for elements of
+# ``e`` bits a row holds ``128 / e`` of them and a 32-bit destination register
+# ``32 / e``: 8-bit and 32-bit elements load without ``.trans`` as 16-bit pairs do
+# (``.trans`` would split or interleave their bytes; it is 16-bit only).
+LDMATRIX_DIMS = ("col", "row", "matrix")
+
+
+def ldmatrix_fragment(elem_bits: int, trans: bool, matrices: int) -> LinearLayout:
+    """What thread ``lane`` receives: ``(register, lane) -> (col, row, matrix)``, where
+    ``register`` counts elements across the destination registers (the low
+    ``log2(32 / elem_bits)`` bits inside one 32-bit register, the rest picking it)."""
+    word, _ = _ldmatrix_sizes(elem_bits, trans)
+    first = LinearLayout.identity_1d(word, REGISTER, "row" if trans else "col")
+    quads = LinearLayout.identity_1d(4, LANE, "row" if trans else "col")
+    groups = LinearLayout.identity_1d(8, LANE, "col" if trans else "row")
+    which = LinearLayout.identity_1d(matrices, REGISTER, "matrix")
+    out = first * quads * groups * which
+    return out.transpose_outs(list(LDMATRIX_DIMS)).transpose_ins([REGISTER, LANE])
+
+
+def ldmatrix_rows(elem_bits: int, matrices: int) -> LinearLayout:
+    """Which row each lane addresses: ``(register, lane) -> (col, row, matrix)`` with
+    ``register`` the elements of the 16-byte row, lanes ``8*i + j`` row ``j`` of matrix
+    ``i``; lanes past ``8 * matrices`` repeat the first ones (their addresses are not read)."""
+    per_row = 128 // elem_bits
+    out = (LinearLayout.identity_1d(per_row, REGISTER, "col") * LinearLayout.identity_1d(8, LANE, "row")
+           * LinearLayout.identity_1d(matrices, LANE, "matrix")
+           * LinearLayout.zeros_1d(4 // matrices, LANE, "matrix"))
+    return out.transpose_outs(list(LDMATRIX_DIMS))
+
+
+def _ldmatrix_sizes(elem_bits: int, trans: bool) -> tuple[int, int]:
+    if elem_bits not in (8, 16, 32):
+        raise LayoutError(f"ldmatrix moves 8-, 16- or 32-bit elements, not {elem_bits}-bit ones")
+    if trans and elem_bits != 16:
+        raise LayoutError("ldmatrix .trans moves 16-bit elements only")
+    return 32 // elem_bits, 128 // elem_bits
+
+
+@lru_cache(maxsize=64)
+def _ldmatrix_lanes(elem_bits: int, trans: bool, matrices: int) -> LinearLayout:
+    """``F⁻¹ ∘ A``: the (register, lane) of the fragment that receives what each
+    (register, lane) of the rows addresses."""
+    return ldmatrix_rows(elem_bits, matrices).compose(ldmatrix_fragment(elem_bits, trans, matrices).invert())
+
+
+@dataclass(frozen=True)
+class LdmatrixAddress:
+    """How an ``ldmatrix`` fills the distributed layout ``dst`` (see ``ldmatrix_address``).
+
+    ``layout`` is the *address* layout: register bits ``[0, row_bits)`` are the elements of
+    the 16-byte row that each lane addresses, its lane bits say which row, and register
+    bits from ``row_bits`` on are ``dst``'s register bits ``rest_bits`` (in order): the
+    instruction. Destination register ``i`` of that instruction holds the ``dst``
+    registers whose bits ``matrix_bits`` spell ``i``, the low ``word_bits`` of them inside
+    the 32-bit register.
+    """
+
+    layout: LinearLayout
+    trans: bool
+    elem_bits: int
+    word_bits: int
+    row_bits: int
+    matrix_bits: tuple[int, ...]
+    rest_bits: tuple[int, ...]
+
+    @property
+    def matrices(self) -> int:
+        return 1 << len(self.matrix_bits)
+
+    def dst_register(self, instruction: int, matrix: int, element: int = 0) -> int:
+        """The ``dst`` register that holds ``element`` of destination register ``matrix`` of
+        the instruction whose ``rest_bits`` spell ``instruction``."""
+        r = element
+        for j, b in enumerate(self.matrix_bits):
+            r |= ((matrix >> j) & 1) << b
+        for j, b in enumerate(self.rest_bits):
+            r |= ((instruction >> j) & 1) << b
+        return r
+
+    def instruction_of(self, dst_register: int) -> int:
+        """The instruction (value of ``rest_bits``) that loads ``dst`` register ``dst_register``."""
+        return sum(((dst_register >> b) & 1) << j for j, b in enumerate(self.rest_bits))
+
+
+def ldmatrix_address(dst: LinearLayout, *, elem_bits: int, trans: bool,
+                     matrix_bits: Sequence[int]) -> LdmatrixAddress:
+    """The address layout of ``ldmatrix`` instructions that fill ``dst`` (a distributed
+    layout with a 32-lane warp), taking ``dst``'s low ``log2(32 / elem_bits)`` register
+    bits as the elements of one 32-bit register and ``matrix_bits`` (1 or 2 other register
+    bits, or none) as the choice among the ``2**len(matrix_bits)`` destination registers.
+
+    With ``F = ldmatrix_fragment`` and ``A = ldmatrix_rows`` (both bijections onto the same
+    abstract matrices, up to the ignored lanes of ``A``), the part of ``dst`` one
+    instruction covers is ``D = phi ∘ F`` for the linear ``phi`` placing the matrices in
+    the tile; the lane addressing row ``j`` of matrix ``i`` addresses ``phi(A(...)) =
+    D(F⁻¹(A(...)))``. So the address layout is ``D ∘ F⁻¹ ∘ A`` -- one composition, no table
+    -- with the other register bits, warps and blocks of ``dst`` kept as they are.
+    Whether a shared-memory layout makes its rows 16 contiguous bytes is the planner's
+    question (``plan_shared_conversion(..., load_vector_bits=row_bits)``).
+    """
+    word, per_row = _ldmatrix_sizes(elem_bits, trans)
+    regs = dst.in_bases(REGISTER)
+    w = log2(word)
+    matrix_bits = tuple(matrix_bits)
+    if len(matrix_bits) > 2 or len(set(matrix_bits)) != len(matrix_bits) \
+            or any(not w <= b < len(regs) for b in matrix_bits):
+        raise LayoutError(f"ldmatrix: matrix bits {matrix_bits} must be up to two distinct register bits "
+                          f"above the {w} bits of a 32-bit register", dst)
+    if len(regs) < w or dst.in_dim_size(LANE) != 32:
+        raise LayoutError("ldmatrix fills 32-bit registers of a 32-lane warp", dst)
+    part = LinearLayout({REGISTER: [regs[i] for i in list(range(w)) + list(matrix_bits)],
+                         LANE: dst.in_bases(LANE)}, list(dst.out_sizes.items()))
+    core = _ldmatrix_lanes(elem_bits, trans, 1 << len(matrix_bits)).compose(part)
+    rest = tuple(i for i in range(w, len(regs)) if i not in matrix_bits)
+    bases = [(REGISTER, list(core.in_bases(REGISTER)) + [regs[i] for i in rest]), (LANE, core.in_bases(LANE))]
+    bases += [(d, dst.in_bases(d)) for d in dst.in_dims if d not in (REGISTER, LANE)]
+    layout = LinearLayout(bases, list(dst.out_sizes.items())).transpose_ins(list(dst.in_dims))
+    return LdmatrixAddress(layout, trans, elem_bits, w, log2(per_row), matrix_bits, rest)
