@@ -71,6 +71,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if os.environ.get("TLXC_TEST_ON_GPU") not in (None, "", "0"):
         import numpy as np
 
+        import tlxc
         from tlxc.frontend import kernel as kmod
 
         original = kmod.Launcher.__call__
@@ -78,22 +79,21 @@ def pytest_configure(config: pytest.Config) -> None:
         def on_gpu(self, *args, **kwargs):
             if not self.interpret:
                 return original(self, *args, **kwargs)
-            staged, new_args = [], []
-            for a in args:
+            staged: list = []
+
+            def device(a):
                 if isinstance(a, np.ndarray):
                     view, base, buf = _to_device(a)
                     staged.append((base, buf))
-                    new_args.append(view)
-                else:
-                    new_args.append(a)
-            new_kwargs = {}
-            for k, a in kwargs.items():
-                if isinstance(a, np.ndarray):
-                    view, base, buf = _to_device(a)
-                    staged.append((base, buf))
-                    new_kwargs[k] = view
-                else:
-                    new_kwargs[k] = a
+                    return view
+                if isinstance(a, tlxc.TensorDescriptor) and isinstance(a.base, np.ndarray):
+                    # a descriptor over a numpy array: the same descriptor over its device copy
+                    return tlxc.TensorDescriptor(device(a.base), list(a.shape), list(a.strides),
+                                                 list(a.block_shape), a.padding)
+                return a
+
+            new_args = [device(a) for a in args]
+            new_kwargs = {k: device(a) for k, a in kwargs.items()}
             result = original(kmod.Launcher(self.kernel, self.grid, interpret=False), *new_args, **new_kwargs)
             from tlxc.runtime import synchronize
 
