@@ -94,10 +94,19 @@ def pytest_configure(config: pytest.Config) -> None:
 
             new_args = [device(a) for a in args]
             new_kwargs = {k: device(a) for k, a in kwargs.items()}
-            result = original(kmod.Launcher(self.kernel, self.grid, interpret=False), *new_args, **new_kwargs)
-            from tlxc.runtime import synchronize
+            from tlxc.runtime import DeviceArray, scratch, synchronize
 
-            synchronize()
+            scratch_buffers: list = []  # device descriptors' global scratch, kept until the kernel is done
+            own_allocator = scratch.get_allocator() is None
+            if own_allocator:
+                scratch.set_allocator(lambda size, align, stream: scratch_buffers.append(DeviceArray(size, np.int8))
+                                      or scratch_buffers[-1])
+            try:
+                result = original(kmod.Launcher(self.kernel, self.grid, interpret=False), *new_args, **new_kwargs)
+                synchronize()
+            finally:
+                if own_allocator:
+                    scratch.set_allocator(None)
             for raw, buf in staged:
                 raw[...] = buf.numpy()
             return result

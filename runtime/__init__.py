@@ -21,9 +21,10 @@ from .errors import CudaError, LaunchError, NoGPUError, PtxasError, TlxcRuntimeE
 from .launcher import LoadedKernel
 from .memory import DeviceArray
 from .ptxas import assemble, find_ptxas
+from .scratch import get_allocator, set_allocator
 
 __all__ = [
     "ArgPlan", "CacheEntry", "CudaError", "Device", "DeviceArray", "KernelCache", "LaunchError", "LoadedKernel",
     "NoGPUError", "Param", "PtxasError", "TlxcRuntimeError", "assemble", "default_cache_dir", "device",
-    "find_ptxas", "gpu_available", "no_gpu_reason", "parse_param", "synchronize",
+    "find_ptxas", "get_allocator", "gpu_available", "no_gpu_reason", "parse_param", "set_allocator", "synchronize",
 ]

@@ -22,6 +22,11 @@ A host TMA descriptor parameter (``tensordesc<fp16[64,64]>``) takes a 128-byte s
 64-byte aligned: the launch encodes the ``TensorDescriptor`` argument with the swizzle
 the compiler chose (``tma_params``; runtime/tma.py), keeping the bytes by the
 descriptor's values. Plans without descriptors do no extra work.
+
+A kernel that needs global scratch (``global_scratch=True``: it builds TMA descriptors on
+the device) has one more slot after its parameters, a hidden ``u64`` pointer that no
+argument fills: the launcher packs the address it got from the allocator
+(runtime/scratch.py) as the last value.
 """
 
 from __future__ import annotations
@@ -223,11 +228,12 @@ class ArgPlan:
     one string of them separated by commas, a mapping from names to entries, or Params.
     ``names`` names the parameters in messages (``arg0``... if not given).
     ``tma_params`` is the kernel's metadata of that name, which gives each host TMA
-    descriptor parameter its swizzle (``apply_tma_params``).
+    descriptor parameter its swizzle (``apply_tma_params``). ``global_scratch`` adds the
+    hidden trailing pointer to the launch's global scratch (packed after the arguments).
     """
 
     def __init__(self, params: Sequence[Any] | Mapping[str, Any] | str, names: Sequence[str] | None = None,
-                 tma_params: Sequence[Mapping[str, Any]] | None = None) -> None:
+                 tma_params: Sequence[Mapping[str, Any]] | None = None, global_scratch: bool = False) -> None:
         if isinstance(params, Mapping):
             names, params = list(params.keys()), list(params.values())
         elif isinstance(params, str):
@@ -249,6 +255,12 @@ class ArgPlan:
             offsets.append(off)
             fmt += p.format
             off += p.size
+        self.global_scratch = bool(global_scratch)
+        if self.global_scratch:  # the hidden pointer: a u64 slot after the arguments
+            pad = -off % 8
+            fmt += "x" * pad + "Q"
+            offsets.append(off + pad)
+            off += pad + 8
         self.offsets: tuple[int, ...] = tuple(offsets)
         self.size = off
         self.format = fmt  # little-endian, explicit padding: struct.pack(format, *values) is the buffer
@@ -262,14 +274,14 @@ class ArgPlan:
         slots (the ``kernelParams`` of ``cuLaunchKernel``; 0 when there are no parameters).
         The launcher keeps a pool of these, so that threads launching one kernel at once
         never share a buffer."""
-        if not self.params:
+        if not self.offsets:
             return None, 0
         buf = (ctypes.c_char * max(self.size, 8))()
         if self.alignment > 8:  # a view of a larger buffer that starts at an aligned address
             raw = (ctypes.c_char * (max(self.size, 8) + self.alignment))()
             buf = type(buf).from_buffer(raw, -ctypes.addressof(raw) % self.alignment)
         base = ctypes.addressof(buf)
-        ptrs = (ctypes.c_void_p * len(self.params))(*[base + o for o in self.offsets])
+        ptrs = (ctypes.c_void_p * len(self.offsets))(*[base + o for o in self.offsets])
         self._slots.append((buf, ptrs))
         return buf, ctypes.addressof(ptrs)
 
@@ -285,7 +297,8 @@ class ArgPlan:
         return len(self.params)
 
     def __repr__(self) -> str:
-        return "ArgPlan(" + ", ".join(f"{p.name}: {p}" for p in self.params) + ")"
+        hidden = ", (global scratch)" if self.global_scratch else ""
+        return "ArgPlan(" + ", ".join(f"{p.name}: {p}" for p in self.params) + hidden + ")"
 
     # -- the slow path: full checks with messages --------------------------------------------------
     def pointer_value(self, i: int, a: Any, device: int, ns: dict[str, Any] | None = None,
@@ -523,6 +536,7 @@ class ArgPlan:
         ns: dict[str, Any] = {"_ARG_ERRORS": ARG_ERRORS, "_diagnose": lambda args: self.diagnose(args, device),
                               "_buf": self.buffer}
         lines, values = self.emit(ns, device)
+        values += ["0"] if self.global_scratch else []  # no scratch here: a null pointer
         body = lines + ([f"_pack_into(_buf, 0, {', '.join(values)})"] if values else [])
         src = "def pack(args):\n    try:\n" + "".join(f"        {ln}\n" for ln in body)
         src += "    except _ARG_ERRORS:\n        _diagnose(args)\n        raise\n"
@@ -532,4 +546,4 @@ class ArgPlan:
     def pack(self, args: Sequence[Any], device: int = 0) -> bytes:
         """Pack ``args`` and return a copy of the bytes (slow: builds a packer each call)."""
         self.packer(device)(args)
-        return bytes(self.buffer)[: self.size] if self.params else b""
+        return bytes(self.buffer)[: self.size] if self.offsets else b""

@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from . import driver
+from . import driver, scratch
 from .args import ARG_ERRORS, ArgPlan
 from .cache import KernelCache, atomic_write
 from .errors import LaunchError
@@ -48,8 +48,11 @@ class LoadedKernel:
     threads and ``shared_bytes`` of dynamic shared memory; ``cluster_dims`` launches
     thread-block clusters (``cuLaunchKernelEx``). ``metadata`` is kept and saved with the
     kernel (constants, arch, tlxc version...); ``metadata["constants"]`` is what a grid
-    callable sees beside the arguments, and ``metadata["tma_params"]`` gives each host TMA
-    descriptor parameter its swizzle (``args.apply_tma_params``)."""
+    callable sees beside the arguments, ``metadata["tma_params"]`` gives each host TMA
+    descriptor parameter its swizzle (``args.apply_tma_params``), and
+    ``metadata["global_scratch"]`` (``{"size": bytes per program, "align": 128}``) makes each
+    launch allocate ``grid size x size`` bytes through ``tlxc.set_allocator``'s function and
+    pass them as a hidden last parameter (runtime/scratch.py)."""
 
     def __init__(self, binary: bytes | str, name: str, arg_plan: ArgPlan | Sequence[Any] | str,
                  num_warps: int = 4, shared_bytes: int = 0, cluster_dims: Any = None, *,
@@ -61,7 +64,16 @@ class LoadedKernel:
         self.name = name
         self.metadata = dict(metadata or {})
         tma_params = self.metadata.get("tma_params")
-        self.plan = arg_plan if isinstance(arg_plan, ArgPlan) else ArgPlan(arg_plan, arg_names, tma_params)
+        need = self.metadata.get("global_scratch") or {}
+        self.scratch_bytes = int(need.get("size", 0))  # per program
+        self.scratch_align = int(need.get("align", 128))
+        self.plan = arg_plan if isinstance(arg_plan, ArgPlan) else \
+            ArgPlan(arg_plan, arg_names, tma_params, global_scratch=self.scratch_bytes > 0)
+        if self.plan.global_scratch != (self.scratch_bytes > 0):
+            raise ValueError(f"kernel '{name}': metadata['global_scratch'] asks for {self.scratch_bytes} bytes per "
+                             f"program but the argument plan {'has' if self.plan.global_scratch else 'lacks'} the "
+                             "hidden scratch pointer; make the ArgPlan with global_scratch=True exactly when the "
+                             "kernel needs scratch")
         for p in self.plan.params:
             if p.kind == "tensordesc" and p.swizzle is None:
                 raise ValueError(f"kernel '{name}': parameter '{p.name}' is a host TMA descriptor ({p}) but "
@@ -153,6 +165,10 @@ class LoadedKernel:
         }
         self._streams = ns["_streams"]
         arg_lines, values = self.plan.emit(ns, dev.ordinal, single_device=dev.device_count == 1)
+        if self.scratch_bytes:  # kept in ``scr`` until the launch call returns
+            ns["_scratch"] = self._scratch
+            arg_lines = arg_lines + ["scr, ps = _scratch(gx * gy * gz, stream)"]
+            values = values + ["ps"]
         call, make_config = driver.launch_code(self.function, self.block, self.shared_bytes, self.cluster_dims,
                                                self.cooperative, ns)
         if values or make_config is not None:
@@ -195,6 +211,13 @@ class LoadedKernel:
         self.launch_source = "\n".join(src) + "\n"
         exec(compile(self.launch_source, f"<tlxc launcher {self.name}>", "exec"), ns)
         return ns["launch"]
+
+    def _scratch(self, programs: int, stream: Any) -> tuple[Any, int]:
+        """The global scratch of a launch of ``programs`` blocks: (what to keep alive, address)."""
+        if programs <= 0:
+            return None, 0  # nothing runs
+        handle = stream if type(stream) is int else driver.stream_handle(stream)
+        return scratch.allocate(programs * self.scratch_bytes, self.scratch_align, handle, self.name)
 
     def _stream_object(self, stream: Any) -> Any:
         obj = driver.stream_object(driver.stream_handle(stream))

@@ -60,6 +60,10 @@ _TMA_TYPES = {
     "fp16": "FLOAT16", "bf16": "BFLOAT16", "fp32": "FLOAT32", "fp64": "FLOAT64",
     "fp8e4nv": "UINT8", "fp8e5": "UINT8", "fp8e4b8": "UINT8", "fp8e5b16": "UINT8",
 }
+# CUtensorMapDataType values (cuda.h); a descriptor built on the device writes them into its
+# ``elemtype`` field (PTX ``tensormap.replace``), so they must be these
+TMA_TYPE_CODES = {"UINT8": 0, "UINT16": 1, "UINT32": 2, "INT32": 3, "UINT64": 4, "INT64": 5, "FLOAT16": 6,
+                  "FLOAT32": 7, "FLOAT32_FTZ": 8, "FLOAT64": 9, "BFLOAT16": 10}
 
 
 def element_name(name: str) -> str:
@@ -70,6 +74,12 @@ def element_name(name: str) -> str:
         raise ValueError(f"element type {name!r} cannot be moved by TMA; types are "
                          + ", ".join(sorted(_TMA_TYPES)))
     return sig
+
+
+def tma_type_code(name: str) -> int:
+    """The ``CUtensorMapDataType`` value that moves elements of type ``name`` (IR or
+    signature name); ``ValueError`` if TMA cannot move them."""
+    return TMA_TYPE_CODES[_TMA_TYPES[element_name(name)]]
 
 
 def element_bytes(sig: str) -> int:

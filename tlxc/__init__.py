@@ -50,6 +50,17 @@ jit = kernel
 JITFunction = KernelFunction
 
 
+def set_allocator(allocator: Any) -> None:
+    """Set the function ``allocator(size, alignment, stream)`` that gives launches their
+    global scratch memory (kernels that build TMA descriptors on the device need it), as
+    ``triton.set_allocator`` does; it returns a GPU tensor, e.g.
+    ``lambda size, align, stream: torch.empty(size, device="cuda", dtype=torch.int8)``.
+    None removes it."""
+    from .runtime.scratch import set_allocator as set_runtime_allocator
+
+    set_runtime_allocator(allocator)
+
+
 def cdiv(x: Any, y: Any) -> Any:
     """Ceiling division of integers (host side, and inside kernels via tl.cdiv)."""
     return (x + y - 1) // y

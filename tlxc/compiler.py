@@ -134,7 +134,8 @@ def _nvidia(ck: CompiledKernel, timings: dict[str, float]) -> None:
     kernel = nvptx.generate(parse_ir(ck.asm["ir"]), ck.options.arch, timings)
     ck.asm["ptx"] = kernel.ptx
     ck.metadata.update(name=kernel.name, num_warps=kernel.num_warps, shared=kernel.shared_bytes,
-                       params=kernel.params, arch=ck.options.arch, tma_params=[dict(t) for t in kernel.tma_params])
+                       params=kernel.params, arch=ck.options.arch, tma_params=[dict(t) for t in kernel.tma_params],
+                       global_scratch={"size": kernel.global_scratch, "align": nvptx.GLOBAL_SCRATCH_ALIGN})
     if find_tool("ptxas") is not None:
         res = ptxas(kernel.ptx, ck.options.arch)
         timings["ptxas"] = res.seconds

@@ -212,6 +212,42 @@ def test_ptxas_assembles_fma_dots(arch: str, case: int) -> None:
     assert ck.asm["cubin"][:4] == b"\x7fELF"
 
 
+@per_arch
+def test_16_bit_dot_uses_wgmma_on_hopper(arch: str) -> None:
+    """64x64x32 f16, 4 warps (one warpgroup). sm_90a (tlxc/ir/passes/dot_to_wgmma.py): A
+    and B stored to shared memory, a proxy fence and a barrier, two m64n64k16 wgmma (K
+    steps of 16) in one group, waited for at once. sm_100a: mma.sync (tcgen05 not yet)."""
+    filecheck(_ptx("f16", arch, m=64, n=64, k=32), test_16_bit_dot_uses_wgmma_on_hopper, arch)
+    # CHECK-LABEL: .visible .entry dot_kernel(
+    # SM90A:       st.shared
+    # SM90A:       fence.proxy.async.shared::cta;
+    # SM90A-NEXT:  bar.sync 0;
+    # SM90A:       wgmma.fence.sync.aligned;
+    # SM90A-NEXT:  wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%f
+    # SM90A-COUNT-1: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%f
+    # SM90A-NEXT:  wgmma.commit_group.sync.aligned;
+    # SM90A-NEXT:  wgmma.wait_group.sync.aligned 0;
+    # SM90A-NOT:   mma.sync
+    # SM100A:      mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+    # SM100A-NOT:  wgmma
+    # CHECK:       ret;
+
+
+@per_arch
+@pytest.mark.parametrize("ty,m,n,k,num_warps", [("f16", 128, 128, 64, 4), ("f16", 128, 64, 32, 8),
+                                                ("bf16", 64, 256, 32, 8)])
+def test_ptxas_assembles_wgmma_dots(arch: str, ty: str, m: int, n: int, k: int, num_warps: int) -> None:
+    """The wgmma shapes of the results test below assemble, without spills and (sm_90a)
+    without ptxas serializing the wgmma pipeline."""
+    ptxas_or_skip()
+    ck = _compiled(ty, arch, m=m, n=n, k=k, num_warps=num_warps)
+    assert ck.asm["cubin"][:4] == b"\x7fELF"
+    assert ("wgmma.mma_async" in ck.asm["ptx"]) == (arch == "sm_90a")
+    assert (ck.metadata["spill_stores"], ck.metadata["spill_loads"]) == (0, 0)
+    from tlxc.codegen.nvptx.toolchain import ptxas
+    assert "serialized" not in ptxas(ck.asm["ptx"], arch).log
+
+
 # -- results (interpreter; the GPU under TLXC_TEST_ON_GPU=1) -------------------------------------------
 
 F8 = {"e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2}
@@ -249,6 +285,8 @@ def _check(ty: str, got: np.ndarray, a: np.ndarray, b: np.ndarray, precision: st
     ("f32", 32, 32, 32, "tf32", 4), ("f32", 64, 16, 64, "tf32x3", 8), ("i8", 16, 32, 64, "tf32", 4),
     ("u8", 32, 16, 16, "tf32", 2), ("e4m3", 32, 32, 32, "tf32", 4), ("e5m2", 16, 64, 64, "tf32", 4),
     ("bf16", 64, 32, 32, "tf32", 4),
+    # wgmma on sm_90a: one warpgroup; two on M; two on N
+    ("f16", 128, 128, 64, "tf32", 4), ("f16", 128, 64, 32, "tf32", 8), ("bf16", 64, 256, 32, "tf32", 8),
 ])
 def test_dot_results(ty: str, m: int, n: int, k: int, precision: str, num_warps: int) -> None:
     a, b = _operands(ty, (m, k), (k, n))

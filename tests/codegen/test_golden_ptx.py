@@ -106,17 +106,32 @@ def test_vector_add_line_info(arch: str) -> None:
 # -- dot -------------------------------------------------------------------------------------------
 
 
-def test_fp16_matmul_uses_mma_m16n8k16(arch: str) -> None:
-    """64x64x32 fp16 tiles with an fp32 accumulator, 4 warps: 64*64*32 / (16*8*16) = 64
-    MMAs per K step, 16 per warp, on both targets (sm_100a too: tcgen05 is not used yet)."""
-    filecheck(compile_example("matmul-0", arch).asm["ptx"], test_fp16_matmul_uses_mma_m16n8k16, arch)
+def test_fp16_matmul_uses_wgmma_or_mma_m16n8k16(arch: str) -> None:
+    """64x64x32 fp16 tiles with an fp32 accumulator, 4 warps. sm_90a: one warpgroup runs
+    wgmma m64n64k16 twice per K step, reading A and B from shared memory after a proxy
+    fence and a barrier (tlxc/ir/passes/dot_to_wgmma.py), and waits for them; a barrier
+    before the next iteration's stores into the same buffers. sm_100a (tcgen05 is not
+    used yet): 64*64*32 / (16*8*16) = 64 mma.sync per K step, 16 per warp."""
+    filecheck(compile_example("matmul-0", arch).asm["ptx"], test_fp16_matmul_uses_wgmma_or_mma_m16n8k16, arch)
     # CHECK-LABEL: .visible .entry matmul_kernel(
-    # CHECK:     mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-    # CHECK-SAME: {%f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}},
-    # CHECK-SAME: {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}},
-    # CHECK-SAME: {%f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}};
-    # CHECK-COUNT-15: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f
-    # CHECK-NOT:   mma.sync
+    # SM90A:       _for_head{{[0-9]+}}:
+    # SM90A:       bar.sync 0;
+    # SM90A:       st.shared
+    # SM90A:       fence.proxy.async.shared::cta;
+    # SM90A-NEXT:  bar.sync 0;
+    # SM90A:       wgmma.fence.sync.aligned;
+    # SM90A-NEXT:  wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%f
+    # SM90A-COUNT-1: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%f
+    # SM90A-NEXT:  wgmma.commit_group.sync.aligned;
+    # SM90A-NEXT:  wgmma.wait_group.sync.aligned 0;
+    # SM90A-NOT:   wgmma
+    # SM90A-NOT:   mma.sync
+    # SM100A:      mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+    # SM100A-SAME: {%f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}},
+    # SM100A-SAME: {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}},
+    # SM100A-SAME: {%f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}};
+    # SM100A-COUNT-15: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f
+    # SM100A-NOT:  mma.sync
     # CHECK:       ret;
 
 

@@ -18,6 +18,7 @@ def tlx_kernel(body: str) -> str:
 ALLOC = "%a = local_alloc : memdesc<64x16xf16, smem, num=2> loc(3:8)"
 VIEW = ALLOC + "\n%v = local_view %a, %n : memdesc<64x16xf16, smem>"
 BARS = "%b = barrier_alloc {count = 1} : mbarrier<2>\n%b0 = barrier_view %b, %n : mbarrier<0>"
+SLOTS = "%sp = tensordesc_alloc : tensordesc_ptr<2>\n%s1 = tensordesc_ptr_index %sp, %n : tensordesc_ptr<1>"
 
 TLX_ROUNDTRIP: dict[str, str] = {
     "local_alloc": tlx_kernel(ALLOC + "\n%r = local_alloc reuse=%a : memdesc<32x16xf32, smem, num=1>"),
@@ -43,7 +44,13 @@ TLX_ROUNDTRIP: dict[str, str] = {
     "async_wait_group": tlx_kernel("%g = async_commit_group : token\n"
                                    "%w = async_wait_group %g {pendings = 1} : token"),
     "make_tensor_descriptor": tlx_kernel("%d2 = make_tensor_descriptor %p, %n, %n, %n, %n : "
-                                         "tensordesc<64x16xf16, swizzle=32>"),
+                                         "tensordesc<64x16xf16, swizzle=32>\n" + SLOTS + "\n"
+                                         "%d3 = make_tensor_descriptor %p, %n, %n, %n, %n, desc_ptr=%s1 "
+                                         '{padding = "nan"} : tensordesc<64x16xf16>'),
+    "tensordesc_alloc": tlx_kernel("%sp = tensordesc_alloc : tensordesc_ptr<3>"),
+    "tensordesc_ptr_index": tlx_kernel(SLOTS),
+    "reinterpret_tensor_descriptor": tlx_kernel(SLOTS + "\n%d2 = reinterpret_tensor_descriptor %s1 : "
+                                                "tensordesc<64x16xf16, swizzle=128>"),
     "tma_load": tlx_kernel(VIEW + "\n" + BARS + "\ntma_load %d, %v, %b0, %n, %n, pred=%c"),
     "tma_store": tlx_kernel(VIEW + '\ntma_store %d, %v, %n, %n {reduce = "add"}'),
     "tma_store_wait": tlx_kernel("tma_store_wait {pendings = 0}"),
@@ -88,6 +95,12 @@ TLX_INVALID: dict[str, tuple[str, str]] = {
     "async_wait_group": (tlx_kernel("%w = async_wait_group {pendings = -1} : token"), "non-negative"),
     "make_tensor_descriptor": (tlx_kernel("%d2 = make_tensor_descriptor %p, %n : tensordesc<64x16xf16>"),
                                "needs 2 sizes and strides"),
+    "tensordesc_alloc": (tlx_kernel("%sp = tensordesc_alloc : i32"), "expected a tensordesc_ptr"),
+    "tensordesc_ptr_index": (tlx_kernel("%sp = tensordesc_alloc : tensordesc_ptr<2>\n"
+                                        "%s1 = tensordesc_ptr_index %sp, %n : tensordesc_ptr<2>"),
+                             "the result is one descriptor"),
+    "reinterpret_tensor_descriptor": (tlx_kernel("%d2 = reinterpret_tensor_descriptor %n : tensordesc<64x16xf16>"),
+                                      "expected a tensordesc_ptr"),
     "tma_load": (tlx_kernel(VIEW + "\n" + BARS + "\ntma_load %d, %v, %b0, %n"), "needs 2 coordinates"),
     "tma_store": (tlx_kernel(VIEW + '\ntma_store %d, %v, %n, %n {reduce = "mul"}'), "unknown store reduction"),
     "tma_store_wait": (tlx_kernel("tma_store_wait {pendings = -2}"), "non-negative"),

@@ -216,7 +216,8 @@ def _loaded(ck: Any) -> Any:
         lk = LoadedKernel(binary, ck.metadata["name"], [str(s) for s in ck.signature.values()],
                           num_warps=ck.metadata["num_warps"], shared_bytes=ck.metadata["shared"],
                           arg_names=list(ck.signature),
-                          metadata={"arch": ck.options.arch, "tma_params": ck.metadata.get("tma_params", [])})
+                          metadata={"arch": ck.options.arch, "tma_params": ck.metadata.get("tma_params", []),
+                                    "global_scratch": ck.metadata.get("global_scratch")})
         ck._loaded = lk
     return lk
 

@@ -12,7 +12,17 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..ir.core import Value
-from ..ir.types import BarrierType, DType, MemDescType, PointerType, TensorDescType, TileType, TokenType, Type
+from ..ir.types import (
+    BarrierType,
+    DescPtrType,
+    DType,
+    MemDescType,
+    PointerType,
+    TensorDescType,
+    TileType,
+    TokenType,
+    Type,
+)
 from ..language.core import constexpr
 
 
@@ -129,6 +139,8 @@ def describe(v: Any) -> str:
             return f"array of {t.num} mbarriers" if t.num else "mbarrier"
         if isinstance(t, TensorDescType):
             return f"tensor descriptor of {t.element!r} blocks {list(t.block_shape)}"
+        if isinstance(t, DescPtrType):
+            return f"storage for {t.num} tensor descriptor{'s' if t.num > 1 else ''}"
         if isinstance(t, TokenType):
             return "async token"
         return str(t)

@@ -45,6 +45,44 @@ class DescriptorValue:
         return len(self.shape)
 
 
+class DescriptorSlots:
+    """Global memory for descriptors (``tlx.allocate_tensor_descriptor``): ``num`` slots
+    from ``start`` of a per-program list, holding what ``make_tensor_descriptor`` stored
+    (None before). Indexing gives one slot; reading it back
+    (``reinterpret_tensor_descriptor``) needs a descriptor of the same block and dtype,
+    because the block is the box the descriptor was encoded with."""
+
+    __slots__ = ("slots", "start", "num")
+
+    def __init__(self, slots: list[Any], start: int, num: int) -> None:
+        self.slots, self.start, self.num = slots, start, num
+
+    @classmethod
+    def allocate(cls, num: int) -> "DescriptorSlots":
+        return cls([None] * num, 0, num)
+
+    def index(self, i: int, loc: Location | None) -> "DescriptorSlots":
+        if not 0 <= i < self.num:
+            raise InterpreterError("TLXC-INTERP-001", f"descriptor index {i} is outside the {self.num} descriptors of "
+                                   "this allocation (tlx.allocate_tensor_descriptor)", loc)
+        return DescriptorSlots(self.slots, self.start + i, 1)
+
+    def store(self, desc: DescriptorValue) -> None:
+        self.slots[self.start] = desc
+
+    def load(self, block_shape: Sequence[int], dtype: Any, loc: Location | None) -> DescriptorValue:
+        desc = self.slots[self.start]
+        if desc is None:
+            raise InterpreterError("TLXC-INTERP-005", "reinterpret_tensor_descriptor reads a descriptor that no "
+                                   "make_tensor_descriptor has written yet", loc)
+        want = (tuple(int(b) for b in block_shape), np.dtype(dtype))
+        if (desc.block_shape, desc.dtype) != want:
+            raise InterpreterError("TLXC-TLX-003", f"this descriptor was made for blocks of {desc.dtype}"
+                                   f"{list(desc.block_shape)} and is reinterpreted for blocks of {want[1]}"
+                                   f"{list(want[0])}; TMA would copy the block it was made for", loc)
+        return desc
+
+
 def make_descriptor(address: int, shape: Sequence[int], strides: Sequence[int], block_shape: Sequence[int],
                     dtype: Any, padding: str = "zero", loc: Location | None = None) -> DescriptorValue:
     """A descriptor built on the device (``make_tensor_descriptor``), after the checks
@@ -141,10 +179,16 @@ def read_block(memory: Memory, desc: DescriptorValue, coords: Sequence[Any], loc
     return memory.load(addr, inside, fill, desc.dtype, loc)
 
 
+_REDUCE = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and, "or": np.bitwise_or,
+           "xor": np.bitwise_xor}
+
+
 def write_block(memory: Memory, desc: DescriptorValue, coords: Sequence[Any], value: np.ndarray,
-                loc: Location | None) -> None:
+                loc: Location | None, reduce: str = "") -> None:
     """Write ``value`` (a block of the descriptor's shape and dtype) at element coordinates
-    ``coords``; elements outside the tensor are dropped."""
+    ``coords``; elements outside the tensor are dropped. With ``reduce`` (``"add"``,
+    ``"min"``, ``"max"``, ``"and"``, ``"or"``, ``"xor"``: a reducing TMA store) each
+    element is combined with the one in memory instead, in the tensor's dtype."""
     value = np.asarray(value)
     if value.shape != desc.block_shape or value.dtype != desc.dtype:
         raise ValueError(f"a block of this descriptor is {desc.dtype}{list(desc.block_shape)}, got "
@@ -152,4 +196,7 @@ def write_block(memory: Memory, desc: DescriptorValue, coords: Sequence[Any], va
     addr, inside = _block_addresses(desc, coords)
     if inside is not None and not inside.any():
         return
+    if reduce:
+        old = memory.load(addr, inside, None, desc.dtype, loc)
+        value = _REDUCE[reduce](old, value).astype(desc.dtype)
     memory.store(addr, value, inside, desc.dtype, loc)

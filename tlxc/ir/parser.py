@@ -326,6 +326,11 @@ class _Reader:
                 if not isinstance(element, T.DType):
                     raise self.error("a tensordesc holds scalars", element_tree)
                 return T.TensorDescType(shape, element, ints.get("swizzle"))
+            case "descptr_type":
+                _, num = tree.children
+                if int(num) < 1:
+                    raise self.error(f"a tensordesc_ptr holds at least one descriptor, got {num}", num)
+                return T.DescPtrType(int(num))
         raise self.error(f"not a type: {tree.data}", tree)  # pragma: no cover - grammar forbids
 
     def type_items(self, items: list[Tree], words: set[str], keys: set[str]) -> tuple[list[str], dict[str, int], Any]:

@@ -350,6 +350,19 @@ class TensorDescType(Type):
         return TensorDescType(self.block_shape, self.element, swizzle)
 
 
+@dataclass(frozen=True, eq=True)
+class DescPtrType(Type):
+    """Global memory for ``num`` TMA descriptors of 128 bytes each
+    (``tlx.allocate_tensor_descriptor``; indexing gives one, ``num == 1``), which
+    ``make_tensor_descriptor`` writes and ``reinterpret_tensor_descriptor`` reads.
+    Printed ``tensordesc_ptr<2>``."""
+
+    num: int = 1
+
+    def __str__(self) -> str:
+        return f"tensordesc_ptr<{self.num}>"
+
+
 token = TokenType()
 
 

@@ -1,10 +1,11 @@
 """IR module (canonicalized) -> PTX text for one NVIDIA target, and the launch metadata
 the runtime needs.
 
-Steps: buffer layouts (NVMMA swizzles), layout assignment (with this target's facts),
-shared-memory allocation, hazard barriers and proxy fences, the emitter over the
-kernel's body, then the ``.entry`` with its parameters, registers and shared memory
-(the buffers, then the scratch area of layout conversions and reductions).
+Steps: ``tl.dot`` rewritten to wgmma where the target has it, buffer layouts (NVMMA
+swizzles), layout assignment (with this target's facts), shared-memory allocation,
+hazard barriers and proxy fences, the emitter over the kernel's body, then the
+``.entry`` with its parameters, registers and shared memory (the buffers, then the
+scratch area of layout conversions and reductions).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from ...errors import CompilationError
 from ...ir import ops
 from ...ir.analysis.axis_info import analyze
 from ...ir.layout.target import LayoutTarget
-from ...ir.passes import buffer_layouts, layouts, membar, smem_alloc, tma_staging
+from ...ir.passes import buffer_layouts, dot_to_wgmma, layouts, membar, smem_alloc, tma_staging
 from ...ir.passes.options import PassOptions
 from ...ir.types import DType, Kind, PointerType, TensorDescType
 from . import (  # noqa: F401  (importing a lowering module registers its rules)
@@ -28,6 +29,7 @@ from . import (  # noqa: F401  (importing a lowering module registers its rules)
     lower_reduce,
     lower_shape,
     lower_sync,
+    lower_tensormap,
     lower_tma,
     lower_wgmma,
 )
@@ -36,6 +38,7 @@ from .isa import TARGETS, NvidiaTarget
 from .ptx import PtxFunction, module_text
 
 PLAIN_SHARED_ALIGN = 16
+GLOBAL_SCRATCH_ALIGN = lower_tensormap.TENSORMAP_ALIGN  # of the per-launch global scratch (metadata)
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,9 @@ class PtxKernel:
     shared_bytes: int
     params: tuple[str, ...]  # PTX param types in order ("u64", "u32", "f32"...; "tensormap": a TMA descriptor)
     tma_params: tuple[dict, ...] = ()  # per descriptor parameter: index, block_shape, element, swizzle
+    # bytes of global scratch per program (descriptors built in the kernel); when non-zero the
+    # last of ``params`` is the hidden u64 pointer to it, after the kernel's own parameters
+    global_scratch: int = 0
 
 
 def layout_target(t: NvidiaTarget) -> LayoutTarget:
@@ -87,6 +93,8 @@ def generate(module, arch: str, timings: dict[str, float] | None = None) -> PtxK
     for func in module.funcs:
         check_storage(func, target)
     module = tma_staging.run(module, options)
+    if target.arch in lower_wgmma.WGMMA_ARCHS:  # tl.dot on wgmma where it fits (else mma.sync)
+        module = dot_to_wgmma.run(module, options)
     module = buffer_layouts.run(module, options)
     module = layouts.run(module, options)
     if timings is not None:
@@ -102,9 +110,13 @@ def generate(module, arch: str, timings: dict[str, float] | None = None) -> PtxK
     num_warps = func.attrs["num_warps"]
     args = func.body.args
     ptypes = [param_type(a.type) for a in args]
-    fn = PtxFunction(name, [(pt, f"{name}_param_{i}") for i, pt in enumerate(ptypes)])
+    tensormaps = lower_tensormap.plan(func)
+    hidden = [("u64", f"{name}_param_scratch")] if tensormaps.size else []
+    tensormaps.param = hidden[0][1] if hidden else ""
+    fn = PtxFunction(name, [(pt, f"{name}_param_{i}") for i, pt in enumerate(ptypes)] + hidden)
     fn.maxntid = num_warps * 32
     e = Emitter(fn, target, num_warps)
+    e.tensormaps = tensormaps
     e.smem = plan
     e.scratch_offset = plan.scratch_offset
     e.axis = analyze(func)
@@ -132,4 +144,4 @@ def generate(module, arch: str, timings: dict[str, float] | None = None) -> PtxK
     if timings is not None:
         timings["ptx"] = time.perf_counter() - t0
     tma = tuple(e.tma_params[i] for i in sorted(e.tma_params))
-    return PtxKernel(name, text, num_warps, shared, tuple(ptypes), tma)
+    return PtxKernel(name, text, num_warps, shared, tuple(ptypes + [t for t, _ in hidden]), tma, tensormaps.size)

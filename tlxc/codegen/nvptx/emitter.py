@@ -7,6 +7,15 @@ input: register ``r`` holds element ``L(register=r, lane=laneid, warp=warpid)``.
 layouts are linear over GF(2), that coordinate is ``L(r, 0, 0) XOR L(0, lane, warp)``:
 a constant per register XOR one runtime value per thread (``thread_coords``), which is
 how ``arange``, conversions and reductions find out what they hold.
+
+Packed values. A tile of 16-bit elements may be held *packed*: register ``j`` a 32-bit
+register with elements ``2j`` (low half) and ``2j + 1`` (high half). Only the producers
+that need it make one (an fp16 wgmma accumulator, whose registers must not be touched by
+other instructions while the MMA is in flight: lower_wgmma), and only the ops that know
+it see it (``get(v, packed_ok=True)``); every other ``get`` unpacks it right there, once
+per op, so no other lowering rule is concerned. A loop carries a value packed when it
+yields a packed value (``produces_packed``), so a pipelined loop never unpacks an
+accumulator that an MMA still writes.
 """
 
 from __future__ import annotations
@@ -23,6 +32,8 @@ from .isa import NvidiaTarget
 from .ptx import PtxFunction, Reg, reg_class
 
 RULES: dict[type, Callable[["Emitter", Operation], None]] = {}
+# op class -> whether its result ``v`` is produced packed (module docstring)
+PACKED_PRODUCERS: dict[type, Callable[["Emitter", Operation, Value], bool]] = {}
 
 
 def lowers(*classes: type) -> Callable[[Callable[["Emitter", Operation], None]], Callable]:
@@ -40,6 +51,7 @@ class TileRegs:
 
     regs: list[Reg]
     layout: LinearLayout | None = None
+    packed: bool = False  # two 16-bit elements per 32-bit register (module docstring)
 
 
 @dataclass
@@ -58,17 +70,48 @@ class Emitter:
     smem: Any = None
     # TMA descriptor parameters: index -> {"index", "block_shape", "element", "swizzle"}
     tma_params: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # descriptors built in the kernel (``lower_tensormap.TensormapPlan``): slots in global scratch
+    tensormaps: Any = None
     scratch_offset: int = 0
     current: Operation | None = None
     axis: Any = None  # the axis analysis of the function (contiguity/alignment), for vectorization
+    _unpacked: dict[int, TileRegs] = field(default_factory=dict)  # packed values unpacked by this op
 
     # -- values ------------------------------------------------------------------------------
-    def get(self, v: Value) -> TileRegs:
+    def get(self, v: Value, packed_ok: bool = False) -> TileRegs:
         try:
-            return self.values[id(v)]
+            got = self.values[id(v)]
         except KeyError:
             raise InternalCompilerError("nvptx", f"value of type {v.type} used before it was lowered",
                                         self.current.loc if self.current else None) from None
+        if got.packed and not packed_ok:
+            unpacked = self._unpacked.get(id(v))
+            if unpacked is None:
+                unpacked = self._unpacked[id(v)] = TileRegs(self.unpack16(got.regs), got.layout)
+            return unpacked
+        return got
+
+    def produces_packed(self, v: Value) -> bool:
+        op = v.owner
+        rule = PACKED_PRODUCERS.get(type(op))
+        return rule is not None and isinstance(op, Operation) and rule(self, op, v)
+
+    def pack16(self, regs: list[Reg]) -> list[Reg]:
+        """Fresh 32-bit registers holding ``regs`` (16-bit) in pairs, lowest first."""
+        out = []
+        for j in range(0, len(regs), 2):
+            w = self.fn.reg("b32")
+            self.fn.emit(f"mov.b32 {w}, {{{regs[j]}, {regs[j + 1]}}}")
+            out.append(w)
+        return out
+
+    def unpack16(self, words: list[Reg]) -> list[Reg]:
+        out = []
+        for w in words:
+            lo, hi = self.fn.reg("b16"), self.fn.reg("b16")
+            self.fn.emit(f"mov.b32 {{{lo}, {hi}}}, {w}")
+            out += [lo, hi]
+        return out
 
     def set(self, v: Value, regs: list[Reg], layout: LinearLayout | None = None) -> None:
         self.values[id(v)] = TileRegs(regs, layout if layout is not None else layout_of(v.type))
@@ -162,10 +205,14 @@ class Emitter:
             idx = self.files.setdefault(op.loc.file, len(self.files) + 1)
             self.fn.loc(idx, op.loc.line, op.loc.col)
         prev, self.current = self.current, op
+        # an unpacked copy is only valid where it was made: within one op, which does not
+        # interleave with the ops of its regions (they reset this too)
+        self._unpacked = {}
         try:
             rule(self, op)
         finally:
             self.current = prev
+            self._unpacked = {}
 
 
 def layout_of(t: Type) -> LinearLayout | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...ir import ops
 from ...ir.core import Operation, Value
 from ...ir.types import Kind
-from .emitter import Emitter, TileRegs, lowers
+from .emitter import Emitter, TileRegs, lowers, num_regs
 from .ptx import Reg
 
 
@@ -41,6 +41,29 @@ def fresh(e: Emitter, values: list[Value]) -> list[list[Reg]]:
     return out
 
 
+def carried_regs(e: Emitter, arg: Value, yielded: Value) -> list[Reg]:
+    """Registers of a loop-carried value: packed when the loop yields a packed value (an
+    fp16 MMA accumulator still in flight at the end of an iteration must not be unpacked)."""
+    if not e.produces_packed(yielded):
+        return fresh(e, [arg])[0]
+    regs = [e.fn.reg("b32") for _ in range(num_regs(arg.type) // 2)]
+    e.values[id(arg)] = TileRegs(regs, arg.type.layout, packed=True)  # type: ignore[attr-defined]
+    return regs
+
+
+def sources(e: Emitter, dsts: list[Value], srcs: list[Value]) -> list[list[Reg]]:
+    """The registers of ``srcs`` for copying into ``dsts``: packed (or packed here) where
+    the destination is."""
+    out = []
+    for d, s in zip(dsts, srcs):
+        if e.get(d, packed_ok=True).packed:
+            got = e.get(s, packed_ok=True)
+            out.append(got.regs if got.packed else e.pack16(got.regs))
+        else:
+            out.append(e.get(s).regs)
+    return out
+
+
 @lowers(ops.ForOp)
 def for_loop(e: Emitter, op: Operation) -> None:
     lb, ub, step = (e.get(v).regs[0] for v in op.operands[:3])
@@ -48,8 +71,9 @@ def for_loop(e: Emitter, op: Operation) -> None:
     body = op.regions[0].block
     iv = e.new_regs(iv_t)[0]
     e.set(body.args[0], [iv])
-    carried = fresh(e, list(body.args[1:]))
-    parallel_copy(e, [[iv]] + carried, [[lb]] + [e.get(v).regs for v in op.operands[3:]])
+    term = body.ops[-1]
+    carried = [carried_regs(e, a, y) for a, y in zip(body.args[1:], term.operands)]
+    parallel_copy(e, [[iv]] + carried, [[lb]] + sources(e, list(body.args[1:]), list(op.operands[3:])))
     head, exit_ = e.fn.label("for_head"), e.fn.label("for_exit")
     sfx = ("s" if iv_t.kind == Kind.INT else "u") + str(max(16, iv_t.bits))
     step_op = op.operands[2].owner
@@ -69,13 +93,12 @@ def for_loop(e: Emitter, op: Operation) -> None:
         e.fn.emit(f"or.pred {done}, {a}, {b}")
     e.fn.emit(f"bra.uni {exit_}", done)
     e.block(body)
-    term = body.ops[-1]
     e.fn.emit(f"add.{sfx} {iv}, {iv}, {step}")
-    parallel_copy(e, carried, [e.get(v).regs for v in term.operands])
+    parallel_copy(e, carried, sources(e, list(body.args[1:]), list(term.operands)))
     e.fn.emit(f"bra.uni {head}")
     e.fn.place(exit_)
     for res, arg in zip(op.results, body.args[1:]):
-        e.values[id(res)] = TileRegs(e.get(arg).regs, e.get(arg).layout)
+        e.values[id(res)] = e.get(arg, packed_ok=True)
 
 
 @lowers(ops.YieldOp, ops.ConditionOp, ops.ReturnOp)

@@ -6,7 +6,9 @@ CUtensorMap, passed by value); its value in the emitter is the parameter's addre
 ``cp.async.bulk.tensor`` takes directly. The descriptor is encoded by the runtime with the
 swizzle of the buffers it copies: ``tma_params`` (one entry per descriptor parameter,
 filled here and handed to the runtime through the compiled kernel's metadata) records it,
-and every buffer one descriptor copies must have the same swizzle.
+and every buffer one descriptor copies must have the same swizzle. A descriptor built in
+the kernel (``make_tensor_descriptor``, lower_tensormap.py) is the 64-bit address of its
+CUtensorMap in global scratch, and its swizzle is kept in its type, not in ``tma_params``.
 
 One block may take several messages: with a swizzle, one message moves at most one swizzle
 span of the inner dim (``tma_box``), so a wider block is one message per column block of
@@ -28,15 +30,16 @@ from ...ir.types import MemDescType, TensorDescType
 from ...runtime.tma import tma_box
 from .emitter import Emitter, lowers
 from .lower_sync import cta_barrier, thread0
+from .lower_tensormap import device_swizzle, is_device_descriptor
 from .ptx import Reg
 
 
 def _param_index(op: Operation, desc: Value) -> int:
     if not isinstance(desc, BlockArgument) or desc.block.parent_op is None \
             or not isinstance(desc.block.parent_op, ops.FuncOp):
-        raise CompilationError("TLXC-TLX-005", "TMA through a descriptor built in the kernel "
-                                               "(make_tensor_descriptor) is not supported on the GPU by tlxc yet; "
-                                               "pass a tlxc.TensorDescriptor argument", op.loc)
+        raise CompilationError("TLXC-TLX-005", "TMA through a descriptor that comes from a loop-carried value "
+                                               "or a branch is not supported on the GPU by tlxc yet", op.loc,
+                               "use the descriptor that make_tensor_descriptor returned, or a kernel argument")
     return desc.index
 
 
@@ -48,6 +51,8 @@ def _swizzle(e: Emitter, op: Operation, desc: Value, buf: MemDescType) -> int:
         raise CompilationError("TLXC-TLX-003", "this buffer's shared-memory layout is not one TMA can copy (an "
                                                "NVMMA layout, rows along the tensor's inner dimension)", op.loc,
                                "copy into a buffer from tlx.local_alloc, not a transposed or sliced view")
+    if is_device_descriptor(desc):  # built in the kernel: lower_tensormap
+        return device_swizzle(op, desc, swizzle)
     index = _param_index(op, desc)
     entry = {"index": index, "block_shape": list(dt.block_shape), "element": dt.element.name, "swizzle": swizzle}
     known = e.tma_params.setdefault(index, entry)

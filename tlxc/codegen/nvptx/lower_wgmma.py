@@ -11,10 +11,27 @@ fields come from the buffers' layouts (``wgmma_smem_operand``). One ``async_dot`
     wgmma.commit_group.sync.aligned;                // one group per async_dot
 
 and ``async_dot_wait(n)`` is ``wgmma.wait_group.sync.aligned n``. The accumulator is
-updated in place: the result has the accumulator's registers (copied first only when the
-accumulator is used again elsewhere), and ``async_dot_wait`` passes registers through, so
-a loop that carries the accumulator moves no registers while an MMA is in flight (a
-``mov`` of an in-flight accumulator would make ptxas serialize the wgmma pipeline).
+updated in place: the result has the accumulator's registers, and ``async_dot_wait``
+passes registers through, so a loop that carries the accumulator moves no registers
+while an MMA is in flight (a ``mov`` of an in-flight accumulator makes ptxas serialize
+the wgmma pipeline). The accumulator is copied first when its registers are not its own
+to update (``_owned``: used again, defined outside the MMA's loop body, or sharing
+registers with other values -- a constant tile is one register repeated, which would
+also make the ``{d...}`` vector repeat a register).
+
+fp16 accumulators are ``.f16x2`` registers, two elements each. The result of an fp16
+``async_dot`` is a *packed* value (emitter.py): its registers are the 32-bit ones the
+MMA writes; ``async_dot_wait`` and loops carry them packed, the next ``async_dot``
+updates them in place, and any other op that reads them unpacks them first (``mov.b32
+{lo, hi}``) -- after the wait that retires the MMA, as the rules of ``async_dot_wait``
+require. Unpacking at the wait instead would read the registers of
+the MMA that ``async_dot_wait(1)`` leaves in flight, and ptxas would serialize the loop.
+An fp16 accumulator coming from elsewhere (``tl.zeros``, a load) is packed before the
+``wgmma.fence``.
+
+A in registers: ``{a0..a3}`` are 32-bit registers packed before the fence from the
+operand in the wgmma A layout (``mov.b32`` of two 16-bit elements; four 8-bit ones, each
+in the low byte of a 16-bit register, gathered with ``prmt``).
 
 Descriptors: ``template + (address >> 4)``, built once per operand and ``async_dot``;
 each instruction adds its constant offset (and its warpgroup's offset) in 16-byte units,
@@ -25,7 +42,7 @@ from __future__ import annotations
 
 from ...errors import CompilationError
 from ...ir import ops
-from ...ir.core import Operation, Value
+from ...ir.core import Block, Operation, Value
 from ...ir.layout.linear import LayoutError, LinearLayout
 from ...ir.layout.wgmma import (
     WARPGROUP_ROWS,
@@ -42,8 +59,8 @@ from ...ir.layout.wgmma import (
     wgmma_smem_operand,
 )
 from ...ir.types import DType, MemDescType, TileType
-from .emitter import Emitter, lowers
-from .ptx import Reg
+from .emitter import PACKED_PRODUCERS, Emitter, TileRegs, lowers, num_regs
+from .ptx import Reg, reg_class
 
 WGMMA_ARCHS = ("sm_90a",)
 _ACC_TYPES = {"f32": "f32", "f16": "f16", "i32": "s32"}
@@ -126,9 +143,6 @@ def _plan(e: Emitter, op: Operation) -> tuple[WgmmaInstr, tuple[int, int], int]:
                                   _type_name(b_buf.element), a_regs, a_major, b_major, acc)
     except LayoutError as err:
         _fail(op, f"async_dot: {err}")
-    if rt.scalar.name == "f16":
-        _fail(op, "async_dot with an fp16 accumulator is not supported by tlxc yet; accumulate in fp32",
-              "TLXC-TLX-005")
     return instr, warps, n
 
 
@@ -187,17 +201,8 @@ def async_dot(e: Emitter, op: Operation) -> None:
     wg_m, wg_n = warps[0] // 4, warps[1]
     rt: TileType = op.result.type  # type: ignore[assignment]
     acc_v, use_v = op.operand("acc"), op.operand("use_acc")
-    f32 = rt.scalar.name == "f32"
-    # -- the accumulator registers (updated in place) --
-    if acc_v is not None and len(acc_v.uses) == 1:
-        regs = list(e.get(acc_v).regs)
-    else:
-        regs = e.new_regs(rt)
-        for r, src in zip(regs, e.get(acc_v).regs if acc_v is not None else [None] * len(regs)):
-            if src is None:
-                e.fn.emit(f"mov.{'f32' if f32 else 'b32'} {r}, {'0f00000000' if f32 else 0}")
-            else:
-                e.fn.emit(f"mov.{'f32' if f32 else 'b32'} {r}, {src}")
+    f16 = rt.scalar.name == "f16"
+    regs = _accumulator(e, acc_v, rt, f16)
     # -- scale-d of the first K-step: accumulate unless there is no accumulator / use_acc is false --
     if use_v is not None:
         first = e.get(use_v).regs[0]
@@ -217,13 +222,13 @@ def async_dot(e: Emitter, op: Operation) -> None:
     else:
         a_smem = _operand(op, a_v, "A", instr, wg_m)
         a_desc = _descriptor_base(e, e.get(a_v).regs[0], a_smem, gm if wg_m > 1 else None)
-    d_groups = instruction_operands(wgmma_accumulator_slots(rt.shape, warps, n, 32))
+    d_groups = instruction_operands(wgmma_accumulator_slots(rt.shape, warps, n, 16 if f16 else 32))
     name = f"wgmma.mma_async.sync.aligned.{instr.shape_name}.{instr.ptx_types}"
     e.fn.emit("wgmma.fence.sync.aligned")
     for k in range(instr.k_steps):
         scale_d = first if k == 0 else later
         for (m_rep, n_chunk), slots in d_groups.items():
-            d = "{" + ", ".join(str(regs[s[0]]) for s in slots) + "}"
+            d = "{" + ", ".join(str(regs[_packed_index(s) if f16 else s[0]]) for s in slots) + "}"
             bd = _offset_desc(e, b_desc, b_smem.offsets[n_chunk][k])
             if a_groups is not None:
                 a = "{" + ", ".join(str(r) for r in a_groups[(m_rep, k)]) + "}"
@@ -232,7 +237,69 @@ def async_dot(e: Emitter, op: Operation) -> None:
             tail = _immediates(instr)
             e.fn.emit(f"{name} {d}, {a}, {bd}, {scale_d}{tail}")
     e.fn.emit("wgmma.commit_group.sync.aligned")
-    e.set(op.result, regs)
+    e.values[id(op.result)] = TileRegs(regs, rt.layout, packed=f16)
+
+
+def _accumulator(e: Emitter, acc_v: Value | None, rt: TileType, f16: bool) -> list[Reg]:
+    """The registers the MMA updates: the accumulator's own when this is its only use
+    (``.f16x2`` pairs for fp16, already packed when it comes from an MMA), else a copy;
+    zeros without an accumulator (scale-d is false then, but the registers must be defined)."""
+    if acc_v is None:
+        cls = "b32" if f16 else reg_class(rt.scalar)
+        regs = [e.fn.reg(cls) for _ in range(num_regs(rt) // (2 if f16 else 1))]
+        for r in regs:
+            e.fn.emit(f"mov.{r.cls} {r}, {'0f00000000' if r.cls == 'f32' else 0}")
+        return regs
+    got = e.get(acc_v, packed_ok=True)
+    if f16 and not got.packed:
+        return e.pack16(got.regs)  # fresh registers
+    if _owned(e, acc_v, e.current.parent if e.current is not None else None):
+        return list(got.regs)
+    regs = [e.fn.reg(r.cls) for r in got.regs]
+    for r, src in zip(regs, got.regs):
+        e.fn.emit(f"mov.{r.cls} {r}, {src}")
+    return regs
+
+
+# ops whose results are registers they create (lower_arith's ``elementwise``), unless an
+# operand passes through (a cast to the same type) or repeats (a splat): checked as well
+_FRESH = (ops.AddOp, ops.SubOp, ops.MulOp, ops.DivOp, ops.FmaOp, ops.MinimumOp, ops.MaximumOp, ops.NegOp,
+          ops.ConvertOp, ops.SelectOp, *ops.MATH_OPS.values())
+
+
+def _owned(e: Emitter, v: Value, block: Block | None) -> bool:
+    """Whether the MMA (in ``block``) may update ``v``'s registers in place: ``v`` is used
+    only here, it is defined in the same block (a value from outside a loop is the same in
+    every iteration), and its registers are its own -- an MMA's (through waits), a loop's
+    or branch's carried value (lower_control gives those fresh registers), or distinct
+    registers made by an arithmetic op. Other values may share registers with values used
+    later (reshapes pass registers through; a constant tile is one register repeated,
+    which would also repeat a register in the ``{d...}`` vector), so they are copied."""
+    if len(v.uses) != 1:
+        return False
+    src = v.owner
+    if isinstance(src, Block):
+        return src is block
+    if not isinstance(src, Operation) or src.parent is not block:
+        return False
+    if isinstance(src, ops.AsyncDotWaitOp):
+        return _owned(e, src.operands[v.index], block)  # type: ignore[attr-defined]
+    if isinstance(src, ops.AsyncDotOp):
+        return True
+    if isinstance(src, _FRESH):
+        regs = {r.name for r in e.get(v, packed_ok=True).regs}
+        inputs = {r.name for w in src.operands for r in e.get(w, packed_ok=True).regs}
+        return len(regs) == len(e.get(v, packed_ok=True).regs) and not regs & inputs
+    return False
+
+
+def _packed_index(parts: tuple[int, ...]) -> int:
+    """The packed register of an ``.f16x2`` slot: elements ``2j`` and ``2j + 1`` of the
+    layout's registers (the accumulator's register bit 0 is the column bit of ``d_i``)."""
+    lo, hi = parts
+    if lo % 2 or hi != lo + 1:  # pragma: no cover - wgmma_accumulator puts d_i bit 0 on register bit 0
+        raise CompilationError("TLXC-INTERNAL-001", f"f16 accumulator slot packs registers {parts}", None)
+    return lo // 2
 
 
 def _immediates(instr: WgmmaInstr) -> str:
@@ -262,9 +329,6 @@ def _register_a(e: Emitter, op: Operation, a: Value, warps: tuple[int, int]) -> 
     """The ``{a0..a3}`` 32-bit registers of every (M-repeat, K-step) of a register A."""
     t: TileType = a.type  # type: ignore[assignment]
     bits = t.scalar.bits
-    if bits == 8:
-        _fail(op, "async_dot with an 8-bit A operand in registers is not supported by tlxc yet; keep A in shared "
-                  "memory", "TLXC-TLX-005")
     want = wgmma_operand_a(t.shape, warps, bits)
     if t.layout != want:  # pragma: no cover - the layout pass converts A
         raise CompilationError("TLXC-INTERNAL-001", "async_dot's register A is not in the wgmma operand layout", op.loc)
@@ -276,8 +340,13 @@ def _register_a(e: Emitter, op: Operation, a: Value, warps: tuple[int, int]) -> 
             w = e.fn.reg("b32")
             if len(parts) == 1:
                 e.fn.emit(f"mov.b32 {w}, {src[parts[0]]}")
-            else:
-                e.fn.emit(f"mov.b32 {w}, {{{', '.join(str(src[p]) for p in parts)}}}")
+            elif len(parts) == 2:
+                e.fn.emit(f"mov.b32 {w}, {{{src[parts[0]]}, {src[parts[1]]}}}")
+            else:  # four 8-bit elements, each in the low byte of a 16-bit register
+                lo, hi = e.fn.reg("b32"), e.fn.reg("b32")
+                e.fn.emit(f"mov.b32 {lo}, {{{src[parts[0]]}, {src[parts[1]]}}}")
+                e.fn.emit(f"mov.b32 {hi}, {{{src[parts[2]]}, {src[parts[3]]}}}")
+                e.fn.emit(f"prmt.b32 {w}, {lo}, {hi}, 0x6420")  # bytes 0 and 2 of each
             words.append(w)
         out[key] = words
     return out
@@ -287,4 +356,9 @@ def _register_a(e: Emitter, op: Operation, a: Value, warps: tuple[int, int]) -> 
 def async_dot_wait(e: Emitter, op: Operation) -> None:
     e.fn.emit(f"wgmma.wait_group.sync.aligned {op.attrs['pendings']}")
     for v, r in zip(op.operands, op.results):
-        e.values[id(r)] = e.get(v)
+        e.values[id(r)] = e.get(v, packed_ok=True)  # fp16 accumulators stay packed until read
+
+
+# An fp16 accumulator is packed from its async_dot through waits and loops to its first reader.
+PACKED_PRODUCERS[ops.AsyncDotOp] = lambda e, op, v: op.result.type.scalar.name == "f16"
+PACKED_PRODUCERS[ops.AsyncDotWaitOp] = lambda e, op, v: e.produces_packed(op.operands[v.index])

@@ -11,7 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 from ...ir import ops
-from ...ir.types import BarrierType, DType, MemDescType, PointerType, TensorDescType, TileType, int32, int64
+from ...ir.types import (
+    BarrierType,
+    DescPtrType,
+    DType,
+    MemDescType,
+    PointerType,
+    TensorDescType,
+    TileType,
+    int32,
+    int64,
+)
 from ...tlx import storage_kind
 from ..values import Handle, Tensor, describe, unwrap
 from .arith import cast
@@ -87,6 +97,9 @@ def local_alloc(ctx: Ctx, shape: Any, dtype: Any, num: Any, storage: Any = stora
 @rule("tlx.local_view")
 def local_view(ctx: Ctx, buffers: Any, buffer_idx: Any) -> Handle:
     v = unwrap(buffers)
+    if isinstance(v, Handle) and isinstance(v.type, DescPtrType):  # descriptor i of allocate_tensor_descriptor
+        i = index_value(ctx, buffer_idx, v.type.num, "descriptor index")
+        return Handle(ctx.b.value(ops.TensorDescPtrIndexOp, [v.handle, i.handle], DescPtrType(1)))
     if isinstance(v, Handle) and isinstance(v.type, BarrierType):
         bt: BarrierType = v.type
         if not bt.num:

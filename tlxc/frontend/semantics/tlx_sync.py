@@ -1,7 +1,9 @@
 """Semantic rules of the ``tlx`` synchronization and data-movement builtins: mbarriers,
 named barriers, fences, per-thread async copies (cp.async) and TMA through tensor
 descriptors (``async_descriptor_load`` / ``_store``, ``desc.load`` / ``desc.store``,
-``make_tensor_descriptor``).
+``make_tensor_descriptor``, and descriptors in storage of the kernel's own:
+``allocate_tensor_descriptor``, ``make_tensor_descriptor(desc_ptr=...)``,
+``reinterpret_tensor_descriptor``).
 
 ``check_named_barriers`` runs on the finished module: the thread count of a named
 barrier must be the same at every wait and arrive on it.
@@ -14,10 +16,10 @@ from typing import Any
 from ...errors import CompilationError
 from ...ir import ops
 from ...ir.core import Operation
-from ...ir.types import BarrierType, DType, PointerType, TensorDescType, TileType, int32, token
+from ...ir.types import BarrierType, DescPtrType, DType, PointerType, TensorDescType, TileType, int32, token
 from ..values import Handle, Tensor, describe, unwrap
 from .arith import cast, to_bool
-from .base import Ctx, const_shape, const_value, constant, fail, rule, to_tensor
+from .base import Ctx, const_shape, const_value, constant, dtype_arg, fail, rule, to_tensor
 from .memory import _cache, _eviction
 from .shape import broadcast_to_shape
 from .tlx_buffers import buffer
@@ -315,7 +317,8 @@ def descriptor_store(ctx: Ctx, desc: Any, offsets: Any, value: Any) -> None:
     ctx.b.create(ops.DescriptorStoreOp, [d.handle, v.handle, *coords], [])
 
 
-def _make_descriptor(ctx: Ctx, base: Any, shape: Any, strides: Any, block_shape: Any, padding_option: Any) -> Handle:
+def _make_descriptor(ctx: Ctx, base: Any, shape: Any, strides: Any, block_shape: Any, padding_option: Any,
+                     desc_ptr: Handle | None = None) -> Handle:
     b = unwrap(base)
     if not isinstance(b, Tensor) or b.shape or not isinstance(b.dtype, PointerType):
         fail(TMA, f"make_tensor_descriptor needs a pointer as its base, got {describe(b)}")
@@ -340,7 +343,9 @@ def _make_descriptor(ctx: Ctx, base: Any, shape: Any, strides: Any, block_shape:
         fail(TMA, "padding_option='nan' needs a floating-point tensor")
     operands = [cast(ctx, to_tensor(ctx, x, int32), int32).handle for x in (*dims, *strs)]
     t = TensorDescType(block, element)
-    return Handle(ctx.b.value(ops.MakeTensorDescOp, [b.handle, *operands], t, padding=padding))
+    at = desc_ptr.handle if desc_ptr is not None else None
+    return Handle(ctx.b.value(ops.MakeTensorDescOp, [b.handle, *operands], t, padding=padding,
+                              optional={"desc_ptr": at}))
 
 
 @rule("make_tensor_descriptor")
@@ -352,10 +357,38 @@ def tl_make_tensor_descriptor(ctx: Ctx, base: Any, shape: Any, strides: Any, blo
 @rule("tlx.make_tensor_descriptor")
 def make_tensor_descriptor(ctx: Ctx, desc_ptr: Any, base: Any, shape: Any, strides: Any, block_shape: Any,
                            padding_option: Any = "zero") -> Handle:
-    if unwrap(desc_ptr) is not None:
-        fail("TLXC-TLX-005", "tlx.make_tensor_descriptor into an explicit desc_ptr is not supported by tlxc yet; "
-                             "pass desc_ptr=None")
-    return _make_descriptor(ctx, base, shape, strides, block_shape, padding_option)
+    at = unwrap(desc_ptr)
+    if at is not None:
+        at = descriptor_ptr(at, "desc_ptr")
+    return _make_descriptor(ctx, base, shape, strides, block_shape, padding_option, at)
+
+
+def descriptor_ptr(v: Any, what: str) -> Handle:
+    """Storage for descriptors from tlx.allocate_tensor_descriptor (an allocation, or one of it)."""
+    v = unwrap(v)
+    if not isinstance(v, Handle) or not isinstance(v.type, DescPtrType):
+        fail(TMA, f"{what} must be descriptor storage from tlx.allocate_tensor_descriptor, got {describe(v)}",
+             "allocate it with ptrs = tlx.allocate_tensor_descriptor(num) and pass ptrs[i]")
+    return v
+
+
+@rule("tlx.allocate_tensor_descriptor")
+def allocate_tensor_descriptor(ctx: Ctx, num: Any) -> Handle:
+    n = const_value(num, "the number of descriptors")
+    if n < 1:
+        fail(TMA, f"the number of descriptors must be at least 1, got {n}")
+    return Handle(ctx.b.value(ops.AllocTensorDescOp, [], DescPtrType(n)))
+
+
+@rule("tlx.reinterpret_tensor_descriptor")
+def reinterpret_tensor_descriptor(ctx: Ctx, desc_ptr: Any, block_shape: Any, dtype: Any) -> Handle:
+    at = descriptor_ptr(desc_ptr, "desc_ptr")
+    element = dtype_arg(dtype)
+    if not isinstance(element, DType):
+        fail(TMA, f"a tensor descriptor holds numbers, not {describe(element)}")
+    block = const_shape(block_shape, "block_shape")
+    check_block(block, element)
+    return Handle(ctx.b.value(ops.ReinterpretTensorDescOp, [at.handle], TensorDescType(block, element)))
 
 
 
@@ -366,7 +399,4 @@ def _unsupported(name: str, why: str) -> None:
     rule(f"tlx.{name}")(impl)
 
 
-_unsupported("allocate_tensor_descriptor", "device descriptors live in kernel-owned global scratch, which tlxc "
-                                           "does not allocate yet; build them with tl.make_tensor_descriptor")
-_unsupported("reinterpret_tensor_descriptor", "pass the descriptor as a kernel argument (tlxc.TensorDescriptor)")
 _unsupported("storage_alias_spec", "use local_alloc(..., reuse=buffer) to overlay buffers")

@@ -259,13 +259,36 @@ def _wait_group(op: Operation, state: LaunchState) -> Fn:
 def _make_desc(op: Operation, state: LaunchState) -> Fn:
     t: TensorDescType = op.result.type  # type: ignore[assignment]
     rank, dt, padding = len(t.block_shape), _np(t.element), op.attrs["padding"]
+    at = op.present.get("desc_ptr", False)  # the last operand: where to store it (tlx.make_tensor_descriptor)
 
-    def make(base: np.ndarray, *dims: np.ndarray) -> Any:
-        vals = [int(d) for d in dims]
-        return _descriptors().make_descriptor(int(base), tuple(vals[:rank]), tuple(vals[rank:]), t.block_shape, dt,
+    def make(base: np.ndarray, *rest: Any) -> Any:
+        vals = [int(d) for d in (rest[:-1] if at else rest)]
+        desc = _descriptors().make_descriptor(int(base), tuple(vals[:rank]), tuple(vals[rank:]), t.block_shape, dt,
                                               padding)
+        if at:
+            rest[-1].store(desc)
+        return desc
 
     return make
+
+
+@evaluates(C.AllocTensorDescOp)
+def _alloc_desc(op: Operation, state: LaunchState) -> Fn:
+    num = op.result.type.num  # type: ignore[attr-defined]
+    return lambda: _descriptors().DescriptorSlots.allocate(num)
+
+
+@evaluates(C.TensorDescPtrIndexOp)
+def _desc_ptr_index(op: Operation, state: LaunchState) -> Fn:
+    loc = op.loc
+    return lambda ptr, i: ptr.index(int(i), loc)
+
+
+@evaluates(C.ReinterpretTensorDescOp)
+def _reinterpret_desc(op: Operation, state: LaunchState) -> Fn:
+    t: TensorDescType = op.result.type  # type: ignore[assignment]
+    loc, dt = op.loc, _np(t.element)
+    return lambda ptr: ptr.load(t.block_shape, dt, loc)
 
 
 @evaluates(C.TmaLoadOp)
@@ -286,11 +309,12 @@ def _tma_load(op: Operation, state: LaunchState) -> Fn:
 def _tma_store(op: Operation, state: LaunchState) -> Fn:
     loc = op.loc
     memory = state.memory
+    reduce = op.attrs.get("reduce", "")
 
     def store(desc: Any, buf: View, *coords: np.ndarray) -> None:
         check_readable(buf, "async_descriptor_store", loc)
         block = buf.read().reshape(desc.block_shape)
-        _descriptors().write_block(memory, desc, tuple(int(c) for c in coords), block, loc)
+        _descriptors().write_block(memory, desc, tuple(int(c) for c in coords), block, loc, reduce)
 
     return store
 

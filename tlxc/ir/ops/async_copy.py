@@ -6,7 +6,7 @@ bulk groups for stores)."""
 from __future__ import annotations
 
 from ..core import Operation, register
-from ..types import PointerType, TensorDescType, TileType, TokenType
+from ..types import DescPtrType, PointerType, TensorDescType, TileType, TokenType
 from .barriers import barrier
 from .base import fail, is_i1
 from .buffers import i32_scalar, memdesc
@@ -102,13 +102,65 @@ def _coords(op: Operation, coords: list, rank: int) -> None:
         i32_scalar(op, c, "a coordinate")
 
 
+def descriptor_ptr(op: Operation, v: object) -> DescPtrType:
+    t = getattr(v, "type", None)
+    if not isinstance(t, DescPtrType):
+        fail(op, f"expected a tensordesc_ptr, got {t}")
+    assert isinstance(t, DescPtrType)
+    return t
+
+
+@register
+class AllocTensorDescOp(Operation):
+    """Global memory for the result type's ``num`` descriptors of 128 bytes
+    (``tlx.allocate_tensor_descriptor``), this program's own."""
+
+    NAME = "tensordesc_alloc"
+
+    def verify(self) -> None:
+        super().verify()
+        descriptor_ptr(self, self.result)
+
+
+@register
+class TensorDescPtrIndexOp(Operation):
+    """Descriptor ``index`` of an allocation (``ptrs[i]``: 128 bytes further per index)."""
+
+    NAME = "tensordesc_ptr_index"
+    OPERANDS = ("ptr", "index")
+    PURE = True
+
+    def verify(self) -> None:
+        super().verify()
+        descriptor_ptr(self, self.operands[0])
+        i32_scalar(self, self.operands[1], "the index")
+        if descriptor_ptr(self, self.result).num != 1:
+            fail(self, f"the result is one descriptor, got {self.result.type}")
+
+
+@register
+class ReinterpretTensorDescOp(Operation):
+    """The descriptor stored at ``desc_ptr``, typed by the result
+    (``tlx.reinterpret_tensor_descriptor``). Not pure: it reads what
+    ``make_tensor_descriptor`` wrote, so it may not move above that write."""
+
+    NAME = "reinterpret_tensor_descriptor"
+    OPERANDS = ("desc_ptr",)
+
+    def verify(self) -> None:
+        super().verify()
+        descriptor_ptr(self, self.operands[0])
+        descriptor(self, self.result.type)
+
+
 @register
 class MakeTensorDescOp(Operation):
     """A descriptor of the tensor at ``base`` with ``shape`` then ``strides`` (in elements,
-    innermost last, the last stride 1) as operands, built on the device."""
+    innermost last, the last stride 1) as operands, built on the device: in global scratch
+    of its own, or written to ``desc_ptr`` when given (``tlx.make_tensor_descriptor``)."""
 
     NAME = "make_tensor_descriptor"
-    OPERANDS = ("base", "*dims")
+    OPERANDS = ("base", "*dims", "?desc_ptr")
     ATTRS = {"padding": "zero"}
 
     def verify(self) -> None:
@@ -117,7 +169,10 @@ class MakeTensorDescOp(Operation):
         base = self.operands[0].type
         if not isinstance(base, PointerType) or base.pointee != d.element:
             fail(self, f"base must be a pointer to {d.element}, got {base}")
-        dims = self.operands[1:]
+        dims = self.variadic_operands
+        at = self.operand("desc_ptr")
+        if at is not None:
+            descriptor_ptr(self, at)
         if len(dims) != 2 * len(d.block_shape):
             fail(self, f"a rank-{len(d.block_shape)} descriptor needs {len(d.block_shape)} sizes and strides")
         for v in dims:

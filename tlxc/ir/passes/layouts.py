@@ -12,7 +12,9 @@ Refuses: nothing (any pair of layouts converts through shared memory).
 Choice of layouts (first version): each tile shape gets one *canonical* blocked layout,
 vectorized along its last dim by the widest access that the axis analysis proves for
 the loads and stores of that shape; creation ops (``arange``, ``splat``, constants) and
-``broadcast`` results use it. This covers the usual kernels with few conversions; a
+``broadcast`` results use it -- except a broadcast of a reduction back to the shape it
+was reduced from (``x - tl.max(x, 1)[:, None]``), which takes the reduced tile's
+layout. This covers the usual kernels with few conversions; a
 later version will propagate layouts from anchors (loads, dots) to cut the rest.
 """
 
@@ -194,7 +196,7 @@ class _Assigner:
             for r in op.results:
                 self.set_layout(r, out)
         elif isinstance(op, ops.BroadcastOp):
-            res = self.canonical(op.result.type.shape)
+            res = self.reduced_from(op.operands[0], op.result.type.shape) or self.canonical(op.result.type.shape)
             self.set_layout(op.result, res)
             src_shape = op.operands[0].type.shape
             want = res
@@ -220,6 +222,25 @@ class _Assigner:
             pass
         else:
             raise AssertionError(f"layout assignment has no rule for '{op.NAME}'")
+
+    def reduced_from(self, v: Value, shape: tuple[int, ...], depth: int = 0) -> LinearLayout | None:
+        """The layout of a tile of ``shape`` that ``v`` was reduced from, through
+        ``expand_dims`` and elementwise ops (``x - tl.max(x, 1)[:, None]``, also
+        ``tl.maximum(m, tl.max(x, 1))``): broadcasting back into it moves no data, where the
+        canonical layout would convert both the broadcast operand and the result (a wgmma
+        accumulator through shared memory)."""
+        src = getattr(v, "op", None)
+        if src is None or depth > 8:
+            return None
+        if isinstance(src, ops.ReduceOp):
+            x = src.operands[0].type
+            return x.layout if x.shape == shape else None
+        if isinstance(src, ops.ExpandDimsOp) or isinstance(src, _ELEMENTWISE):
+            for i in self.tile_operands(src):
+                found = self.reduced_from(src.operands[i], shape, depth + 1)
+                if found is not None:
+                    return found
+        return None
 
     def _yield_to(self, term: Operation, layouts: list[LinearLayout | None]) -> None:
         for i, lay in enumerate(layouts):

@@ -1,0 +1,98 @@
+"""``dot_to_wgmma`` on IR text: which dots become ``local_store`` + ``async_dot`` +
+``async_dot_wait``, that the buffers are allocated outside the loop, and that the hazard
+pass then puts a barrier between one iteration's ``async_dot`` and the next one's stores
+(write after read) and a fence and a barrier before the ``async_dot`` (STYLE rule 11)."""
+
+from __future__ import annotations
+
+import pytest
+from passes_helpers import kernel, parse  # tests/passes/passes_helpers.py
+
+from tlxc.ir import print_ir
+from tlxc.ir.core import Operation
+from tlxc.ir.parser import parse_ir
+from tlxc.ir.passes import PassOptions, buffer_layouts, dot_to_wgmma, membar
+from tlxc.ir.verifier import verify
+
+
+def _accumulator_layout(op: Operation, num_warps: int) -> object:
+    """Stands for the code generator's choice (any non-None layout says 'wgmma takes it')."""
+    return "wgmma"
+
+
+OPTS = PassOptions(async_dot_layout=_accumulator_layout)
+ARGS = "%a: tile<MxKxT>, %b: tile<KxNxT>, %acc: tile<MxNxC>, %n: i32"
+LOOP = """
+    %c0 = constant {value = 0} : i32
+    %r = for %c0, %n, %c0, %acc : tile<MxNxC> {
+    ^(%i: i32, %x: tile<MxNxC>):
+      %d = dot %a, %b, %x : tile<MxNxC>
+      yield %d
+    }
+    return
+"""
+
+
+def _kernel(m: int = 64, n: int = 64, k: int = 32, t: str = "f16", c: str = "f32", warps: int = 4) -> Operation:
+    text = kernel(LOOP, ARGS)
+    for key, v in (("M", m), ("N", n), ("K", k), ("T", t), ("C", c)):
+        text = text.replace(f"<{key}x", f"<{v}x").replace(f"x{key}x", f"x{v}x").replace(f"x{key}>", f"x{v}>")
+    if warps != 4:  # 4 is the default, which is not printed
+        text = text.replace('func {sym_name = "k"}', f'func {{sym_name = "k", num_warps = {warps}}}')
+    return parse(text)
+
+
+def _run(**kw: object) -> Operation:
+    module = _kernel(**kw)  # type: ignore[arg-type]
+    dot_to_wgmma.run(module, OPTS)
+    verify(module)
+    out = print_ir(module)
+    assert print_ir(parse_ir(out)) == out
+    return module
+
+
+def _names(module: Operation) -> str:
+    out = []
+    for op in module.walk():
+        if op.NAME == "named_barrier_wait":
+            out.append("B")
+        elif op.NAME == "fence":
+            out.append("F")
+        elif op.NAME not in ("module", "func", "constant", "local_view", "return"):
+            out.append(op.NAME)
+    return " ".join(out)
+
+
+def test_dot_in_a_loop_becomes_async_dot_with_hoisted_buffers() -> None:
+    module = _run()
+    assert _names(module) == ("local_alloc local_alloc for local_store local_store async_dot async_dot_wait "
+                              "yield")
+
+
+def test_hazard_pass_orders_the_buffers_across_iterations() -> None:
+    module = _run()
+    buffer_layouts.run(module, OPTS)
+    membar.run(module, OPTS)
+    verify(module)
+    # the barrier before the first store: the previous iteration's async_dot read the buffers
+    assert _names(module) == ("local_alloc local_alloc for B local_store local_store F B async_dot async_dot_wait "
+                              "yield")
+
+
+@pytest.mark.parametrize("kw", [
+    {"m": 32},                          # M not a multiple of a warpgroup's 64 rows
+    {"warps": 2},                       # not whole warpgroups
+    {"t": "f32"},                       # tf32 stays on mma.sync (rounding)
+    {"t": "i8", "c": "i32"},            # K-major B not done yet
+    {"c": "f16"},                       # f16 accumulator
+    {"n": 48},                          # not a power of two: no buffer layout
+])
+def test_dots_wgmma_does_not_take_stay(kw: dict) -> None:
+    assert "async_dot" not in _names(_run(**kw))
+
+
+def test_a_rejected_layout_leaves_the_dot_alone() -> None:
+    module = _kernel()
+    before = print_ir(module)
+    dot_to_wgmma.run(module, PassOptions(async_dot_layout=lambda op, w: None))
+    assert print_ir(module) == before

@@ -1,0 +1,119 @@
+"""``tl.dot`` on Hopper's warpgroup MMA: rewrite a ``dot`` that wgmma can run into the
+TLX ops that the code generator already lowers to ``wgmma.mma_async``.
+
+A qualifying ``%c = dot %a, %b, %acc`` becomes::
+
+    %A = local_alloc : memdesc<MxKxT, smem, num=1>     // hoisted to the kernel's body,
+    %B = local_alloc : memdesc<KxNxT, smem, num=1>     // before the loop nest of the dot
+    ...
+    local_store %a_buf, %a
+    local_store %b_buf, %b
+    %x = async_dot %a_buf, %b_buf, acc=%acc
+    %c = async_dot_wait %x {pendings = 0}
+
+so that everything else comes from the passes that follow: NVMMA buffer layouts, the
+wgmma accumulator layout (``options.async_dot_layout``), shared-memory allocation, and
+the hazard barriers and async-proxy fences of ``membar`` (the barrier between one
+iteration's ``async_dot`` reading the buffers and the next one's ``local_store`` into
+them included).
+
+Expects: a canonicalized kernel before buffer and tile layouts are assigned; the code
+generator runs this pass only for targets with wgmma and sets ``options.async_dot_layout``.
+Guarantees: a rewritten dot's result is the ``async_dot_wait`` result, of the same type;
+dots that are left alone are unchanged.
+Leaves to the ``mma.sync`` path (``dot`` stays): batched (rank-3) dots; M not a multiple
+of 64 or dims that are not powers of two (buffers need them); ``num_warps`` not a
+multiple of 4; fp8 and int8 operands (wgmma reads them K-major only, so B needs a
+transposed ``[N, K]`` buffer read through ``local_trans``: not done yet); fp32 operands
+(tf32 -- wgmma truncates the low mantissa bits where ``tl.dot`` rounds them, so it needs
+a rounding step before the store first -- and ``ieee``/``tf32x3``); f16 accumulators;
+shapes the accumulator layout cannot take.
+Refuses: nothing.
+"""
+
+from __future__ import annotations
+
+from ..builder import Builder
+from ..core import Block, Operation, Value
+from ..layout.linear import LayoutError
+from ..layout.wgmma import WARPGROUP_ROWS, legal_wgmma_shapes
+from ..ops import AsyncDotOp, AsyncDotWaitOp, ConstantOp, DotOp, LocalAllocOp, LocalStoreOp, LocalViewOp
+from ..types import DType, MemDescType, int32
+from .options import PassOptions
+
+# operand type -> the accumulator type wgmma takes here (f16 accumulators stay on mma.sync:
+# the wgmma lowering accumulates in f32 only). Only 16-bit operands: wgmma reads only
+# them MN-major (PTX ISA, "wgmma.mma_async"), which a row-major [K, N] B buffer is.
+_ACC = {"f16": "f32", "bf16": "f32"}
+
+
+def _pow2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def eligible(op: Operation, num_warps: int) -> bool:
+    """Whether ``op`` (a ``dot``) has shapes and types wgmma runs (before the layout check)."""
+    a, b, c = (v.type for v in op.operands)
+    if len(a.shape) != 2 or num_warps % 4:
+        return False
+    elem: DType = a.scalar
+    if _ACC.get(elem.name) != c.scalar.name or b.scalar != elem:
+        return False
+    (m, k), n = a.shape, b.shape[1]
+    if not all(_pow2(d) for d in (m, n, k)) or m % WARPGROUP_ROWS:
+        return False
+    try:
+        step = legal_wgmma_shapes(elem.name)[0][2]
+    except LayoutError:
+        return False
+    return k % step == 0
+
+
+def _top_level(op: Operation, body: Block) -> Operation:
+    """The op of ``body`` that contains ``op`` (``op`` itself when it is in ``body``)."""
+    while op.parent is not body:
+        parent = op.parent.parent_op if op.parent is not None else None
+        assert parent is not None, "a dot outside the kernel's body"
+        op = parent
+    return op
+
+
+def _buffer(hoist: Builder, shape: tuple[int, ...], elem: DType, created: list[Operation]) -> Value:
+    """Buffer 0 of a one-buffer allocation (made before the loop nest)."""
+    alloc = hoist.create(LocalAllocOp, [], [MemDescType(shape, elem, 1)])
+    zero = hoist.create(ConstantOp, [], [int32], {"value": 0})
+    view = hoist.create(LocalViewOp, [alloc.result, zero.result], [MemDescType(shape, elem, 0)])
+    created += [alloc, zero, view]
+    return view.result
+
+
+def _rewrite(op: Operation, body: Block, options: PassOptions, num_warps: int) -> None:
+    a, b, acc = op.operands
+    elem: DType = a.type.scalar  # type: ignore[union-attr]
+    (m, k), n = a.type.shape, b.type.shape[1]  # type: ignore[union-attr]
+    top = _top_level(op, body)
+    created: list[Operation] = []  # in order, to undo
+    with Builder(None, op.loc).before(top) as hoist:
+        a_buf = _buffer(hoist, (m, k), elem, created)
+        b_buf = _buffer(hoist, (k, n), elem, created)
+    with Builder(None, op.loc).before(op) as here:
+        created.append(here.create(LocalStoreOp, [a_buf, a], []))
+        created.append(here.create(LocalStoreOp, [b_buf, b], []))
+        dot = here.create(AsyncDotOp, [a_buf, b_buf], [acc.type], {"input_precision": "tf32"},
+                          optional={"acc": acc, "use_acc": None})
+        if options.async_dot_layout is None or options.async_dot_layout(dot, num_warps) is None:
+            for x in [dot, *reversed(created)]:
+                x.erase()
+            return
+        done = here.create(AsyncDotWaitOp, [dot.result], [acc.type], {"pendings": 0})
+    op.result.replace_all_uses_with(done.results[0])
+    op.erase()
+
+
+def run(module: Operation, options: PassOptions) -> Operation:
+    for func in module.funcs:  # type: ignore[attr-defined]
+        num_warps = func.attrs["num_warps"]
+        for op in list(func.walk()):
+            if isinstance(op, DotOp) and eligible(op, num_warps):
+                _rewrite(op, func.body, options, num_warps)
+    return module
