@@ -37,6 +37,7 @@ def _barrier_protocol(out, CASE: tl.constexpr):
     tl.store(out, 1)
 
 
+@pytest.mark.interpreter_only  # checks the interpreter's diagnostics (on a GPU the kernel would hang)
 def test_barrier_phases_and_deadlocks() -> None:
     out = np.zeros(1, np.int32)
     _barrier_protocol.interpret[(1,)](out, CASE=0)
@@ -63,6 +64,7 @@ def _read_too_early(x_ptr, y_ptr, WAIT: tl.constexpr):
     tl.store(y_ptr + offs, tlx.local_load(bufs[0]))
 
 
+@pytest.mark.interpreter_only  # checks the interpreter's diagnostics (on a GPU the kernel would hang)
 def test_reading_before_the_copy_completed_is_reported() -> None:
     x = np.arange(32, dtype=np.float32)
     y = np.zeros_like(x)
@@ -80,6 +82,7 @@ def _uninitialized(y_ptr):
     tl.store(y_ptr + tl.arange(0, 32), tlx.local_load(bufs[0]))
 
 
+@pytest.mark.interpreter_only  # checks the interpreter's diagnostics (on a GPU the kernel would hang)
 def test_reading_an_unwritten_buffer_is_reported() -> None:
     with pytest.raises(tlxc.InterpreterError, match="before anything was written"):
         _uninitialized.interpret[(1,)](np.zeros(32, np.float32))
@@ -125,6 +128,7 @@ def _tma_without_wait(d, y_ptr):
     tl.store(y_ptr + offs[:, None] * 16 + offs[None, :], tlx.local_load(bufs[0]))
 
 
+@pytest.mark.interpreter_only  # checks the interpreter's diagnostics (on a GPU the kernel would hang)
 def test_reading_a_tma_buffer_before_the_barrier_wait_is_reported() -> None:
     x = np.ones((16, 16), np.float32)
     with pytest.raises(tlxc.InterpreterError, match="has not completed"):
