@@ -128,10 +128,10 @@ def compile_kernel(kernel: "KernelFunction", specs: dict[str, ArgSpec], constant
 def _nvidia(ck: CompiledKernel, timings: dict[str, float]) -> None:
     from .codegen.nvptx import compile as nvptx
     from .codegen.nvptx.toolchain import find_tool, ptxas
-    from .ir.parser import parse_ir
+    from .ir.clone import clone
 
-    # code generation rewrites the IR (layouts); it works on its own copy
-    kernel = nvptx.generate(parse_ir(ck.asm["ir"]), ck.options.arch, timings)
+    # code generation rewrites the IR (layouts, staging); it works on its own copy
+    kernel = nvptx.generate(clone(ck.module), ck.options.arch, timings)
     ck.asm["ptx"] = kernel.ptx
     ck.metadata.update(name=kernel.name, num_warps=kernel.num_warps, shared=kernel.shared_bytes,
                        params=kernel.params, arch=ck.options.arch, tma_params=[dict(t) for t in kernel.tma_params],

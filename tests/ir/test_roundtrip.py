@@ -462,3 +462,20 @@ def test_random_modules_roundtrip(data: st.DataObject) -> None:
     again = parse_ir(text)
     verify(again)
     assert print_ir(again) == text
+
+
+def test_clone_is_a_deep_copy_that_prints_the_same() -> None:
+    from tlxc.ir.clone import clone
+
+    for name in ("constant", "local_alloc", "async_dot"):
+        module = parse_ir(ROUNDTRIP[name])
+        copy = clone(module)
+        assert print_ir(copy) == print_ir(module)
+        verify(copy)
+        originals = {id(v) for op in module.walk() for v in op.results}
+        assert not originals & {id(v) for op in copy.walk() for v in op.results}
+    module = parse_ir(NESTED)
+    copy = clone(module)
+    assert print_ir(copy) == print_ir(module)
+    copy.regions[0].block.ops[0].erase()  # editing the copy leaves the original alone
+    assert print_ir(module) == NESTED
