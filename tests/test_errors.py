@@ -318,6 +318,91 @@ def k(x):
     bufs = tlx.local_alloc((16,), tl.float32, 1)
     tlx.local_store(bufs[0], tl.zeros((16,), tl.float16))  # ERR tlx.local_store
 """, "k.compile('*fp32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    spec = tlx.storage_alias_spec(buffer_size_bytes=1024)
+    a = tlx.local_alloc((16, 16), tl.float32, 2, reuse=spec)  # ERR tlx.local_alloc
+""", "k.compile('*fp32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    spec = tlx.storage_alias_spec(buffer_size_bytes=3072)
+    a = tlx.local_alloc((16, 16), tl.float32, 2, reuse=spec)
+    b = tlx.local_alloc((16, 16), tl.float32, 2, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(a, b, group_type=tlx.reuse_group_type.distinct))  # ERR spec.set
+""", "k.compile('*fp32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    a = tlx.local_alloc((64, 64), tl.float32, 1, tlx.storage_kind.tmem, reuse=spec)  # ERR tlx.local_alloc
+""", "k.compile('*fp32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    spec = tlx.storage_alias_spec()
+    a = tlx.local_alloc((16, 16), tl.float32, 2, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(a))
+    spec.set_buffer_overlap(tlx.reuse_group(a))  # ERR spec.set_buffer_overlap
+""", "k.compile('*fp32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smemCluster)  # ERR tlx.storage_alias_spec
+""", "k.compile('*fp32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    spec = tlx.storage_alias_spec()
+    a = tlx.local_alloc((16, 16), tl.float32, 2, reuse=spec)
+    b = tlx.local_alloc((16, 16), tl.float32, 2)
+    spec.set_buffer_overlap(tlx.reuse_group(a, b))  # ERR spec.set_buffer_overlap
+""", "k.compile('*fp32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    spec = tlx.storage_alias_spec()
+    alpha = tlx.local_alloc((64, 1), tl.float32, 1, reuse=spec)
+    p = tlx.local_alloc((64, 64), tl.float16, 1, reuse=spec)  # ERR tlx.local_alloc
+    spec.set_buffer_overlap(tlx.reuse_group(alpha, p, group_type=tlx.reuse_group_type.distinct))
+    tlx.local_store(p[0], tl.zeros((64, 64), tl.float16))
+    tlx.local_store(alpha[0], tl.zeros((64, 1), tl.float32))
+""", "k.compile('*fp32', arch='sm_90a').asm['ptx']"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    enc = tlx.nv_mma_shared_layout_encoding((64, 64), [1, 0], tl.float16, [1, 1], [1, 1], [1, 0], True, True)
+    a = tlx.local_alloc((64, 64), tl.float16, 1, layout=enc)  # ERR tlx.local_alloc
+""", "k.compile('*fp32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    enc = tlx.nv_mma_shared_layout_encoding.make_default((64, 64), tl.float32)
+    a = tlx.local_alloc((64, 64), tl.float16, 1, layout=enc)  # ERR tlx.local_alloc
+""", "k.compile('*fp32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    enc = tlx.swizzled_shared_layout_encoding(8, 1, 8, [1, 0], [2, 1], [1, 1], [1, 1], [1, 0])
+    a = tlx.local_alloc((64, 64), tl.float16, 1, layout=enc)  # ERR tlx.local_alloc
+""", "k.compile('*fp32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    a = tlx.local_alloc((64, 64), tl.float16, 1, layout=tlx.storage_kind.smem)  # ERR tlx.local_alloc
+""", "k.compile('*fp32')"),
     ],
     "TLXC-TLX-002": [
         ("""
@@ -347,6 +432,19 @@ import tlxc.tlx as tlx
 def k(x, M):
     d = tl.make_tensor_descriptor(x, [M, M], [M, 1], [512, 64])  # ERR tl.make_tensor_descriptor
 """, "k.compile('*fp16,i32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x, M):
+    d = tl.make_tensor_descriptor(x, [M, M], [M, 1], [64, 64])
+    enc = tlx.swizzled_shared_layout_encoding(4, 2, 4, [1, 0], [1, 1], [1, 1], [1, 1], [1, 0])
+    bufs = tlx.local_alloc((64, 64), tl.float16, 1, layout=enc)
+    bars = tlx.alloc_barriers(1)
+    tlx.barrier_expect_bytes(bars[0], 64 * 64 * 2)
+    tlx.async_descriptor_load(d, bufs[0], [0, 0], bars[0])  # ERR tlx.async_descriptor_load
+    tlx.barrier_wait(bars[0], 0)
+    tl.store(x + tl.arange(0, 64), tl.sum(tlx.local_load(bufs[0]), 0))
+""", "k.compile('*fp16,i32', arch='sm_90a').asm['ptx']"),
     ],
     "TLXC-TLX-004": [
         ("""
@@ -365,8 +463,27 @@ def k(x):
     b = tlx.local_alloc((32, 64), tl.float16, 1)
     c = tlx.async_dot(a[0], b[0])  # ERR tlx.async_dot
 """, "k.compile('*fp32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    enc = tlx.swizzled_shared_layout_encoding(4, 2, 4, [1, 0], [1, 1], [1, 1], [1, 1], [1, 0])
+    a = tlx.local_alloc((64, 16), tl.float16, 1)
+    b = tlx.local_alloc((16, 64), tl.float16, 1, layout=enc)
+    tlx.local_store(a[0], tl.zeros((64, 16), tl.float16))
+    tlx.local_store(b[0], tl.zeros((16, 64), tl.float16))
+    c = tlx.async_dot(a[0], b[0])  # ERR tlx.async_dot
+    c = tlx.async_dot_wait(0, c)
+    tl.store(x + tl.arange(0, 64), tl.sum(c, 0))
+""", "k.compile('*fp32', arch='sm_90a').asm['ptx']"),
     ],
     "TLXC-TLX-005": [
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)  # ERR tlx.storage_alias_spec
+""", "k.compile('*fp32')"),
         ("""
 import tlxc.tlx as tlx
 @tlxc.jit

@@ -22,6 +22,9 @@ SLOTS = "%sp = tensordesc_alloc : tensordesc_ptr<2>\n%s1 = tensordesc_ptr_index 
 
 TLX_ROUNDTRIP: dict[str, str] = {
     "local_alloc": tlx_kernel(ALLOC + "\n%r = local_alloc reuse=%a : memdesc<32x16xf32, smem, num=1>"),
+    "storage_alias_spec": tlx_kernel(
+        '%s = storage_alias_spec {size = 16384, fixed = true} : alias_spec\n'
+        "%al = local_alloc reuse=%s {alias = [4096, 8192]} : memdesc<32x32xf32, smem, num=2>"),
     "local_view": tlx_kernel(VIEW),
     "local_slice": tlx_kernel(VIEW + "\n%s = local_slice %v, %n, %n : memdesc<16x16xf16, smem>"),
     "local_trans": tlx_kernel(VIEW + "\n%s = local_trans %v {perm = [1, 0]} : memdesc<16x64xf16, smem>"),
@@ -68,6 +71,8 @@ TLX_ROUNDTRIP: dict[str, str] = {
 
 # -- one invalid use per op, with a fragment of the verifier's message --------------------
 TLX_INVALID: dict[str, tuple[str, str]] = {
+    "storage_alias_spec": (tlx_kernel('%s = storage_alias_spec {storage = "gmem", size = 64} : alias_spec'),
+                           "unknown storage 'gmem'"),
     "local_alloc": (tlx_kernel("%a = local_alloc : memdesc<64x16xf16, smem>"), "must be an array of buffers"),
     "local_view": (tlx_kernel(VIEW + "\n%w = local_view %v, %n : memdesc<64x16xf16, smem>"),
                    "must be an array of buffers"),

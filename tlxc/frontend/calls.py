@@ -72,6 +72,15 @@ class CallMixin(_Base):
             if not all(is_constexpr(a) for a in list(args) + list(kwargs.values())):
                 raise self.error(node, "TLXC-CONSTEXPR-001", "this function needs compile-time arguments")
             return fn(*args, **kwargs)
+        host = fn.__self__ if inspect.ismethod(fn) else fn
+        if getattr(host, "_tlxc_host", False):  # TLX's layout classes: built at compile time
+            args, kwargs = self.call_args(node), self.call_kwargs(node)
+            if not all(is_constexpr(a) for a in list(args) + list(kwargs.values())):
+                raise self.error(node, "TLXC-CONSTEXPR-001", "this function needs compile-time arguments")
+            try:
+                return fn(*args, **kwargs)
+            except TypeError as e:
+                raise self.error(node, "TLXC-CALL-002", str(e)) from None
         if any(fn is getattr(builtins, n, None) for n in _PY_RULES):
             return _PY_RULES[fn.__name__](self, node, self.call_args(node), self.call_kwargs(node))
         name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or describe(fn)

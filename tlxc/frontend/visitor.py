@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import CompilationError, InternalCompilerError, SemanticError
 from ..ir.builder import Builder
 from ..ir.core import Location
-from ..ir.types import MemDescType, TensorDescType
+from ..ir.types import AliasSpecType, MemDescType, TensorDescType
 from ..language.core import Builtin, constexpr
 from .calls import BoundMethod, CallMixin
 from .control import ControlFlowMixin
@@ -193,6 +193,8 @@ class CodeGenerator(ControlFlowMixin, CallMixin, ast.NodeVisitor):
         t = base.type
         if isinstance(t, MemDescType) and name in ("shape", "dtype", "element_ty"):
             return t.buf_shape if name == "shape" else t.element
+        if isinstance(t, AliasSpecType) and name == "set_buffer_overlap":
+            return BoundMethod("tlx.set_buffer_overlap", base)  # type: ignore[arg-type]
         if isinstance(t, TensorDescType):
             if name in ("block_shape", "dtype"):
                 return t.block_shape if name == "block_shape" else t.element

@@ -282,6 +282,8 @@ class _Reader:
                 word = str(tree.children[0])
                 if word == "token":
                     return T.token
+                if word == "alias_spec":
+                    return T.alias_spec
                 if word not in T.BY_NAME:
                     close = difflib.get_close_matches(word, T.BY_NAME, n=1)
                     hint = f" (did you mean '{close[0]}'?)" if close else ""

@@ -320,6 +320,16 @@ class TokenType(Type):
 
 
 @dataclass(frozen=True, eq=True)
+class AliasSpecType(Type):
+    """A ``storage_alias_spec``: the backing store that allocations made with
+    ``local_alloc(reuse=spec)`` overlay; carries no data of its own. Printed
+    ``alias_spec``; its storage and size are attributes of the op that makes it."""
+
+    def __str__(self) -> str:
+        return "alias_spec"
+
+
+@dataclass(frozen=True, eq=True)
 class TensorDescType(Type):
     """A TMA tensor descriptor for tiles of ``block_shape`` elements of ``element``.
     ``swizzle`` (bytes: 0, 32, 64 or 128) is the shared-memory swizzle the descriptor is
@@ -364,6 +374,7 @@ class DescPtrType(Type):
 
 
 token = TokenType()
+alias_spec = AliasSpecType()
 
 
 def _f(name: str, tl: str, sig: str, bits: int, e: int, m: int) -> DType:

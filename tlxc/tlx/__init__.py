@@ -10,6 +10,8 @@ frontend applies the semantic rule registered as ``tlx.<name>`` in
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
+from typing import Any
 
 from ..language.core import Builtin
 
@@ -21,6 +23,80 @@ class storage_kind(enum.Enum):  # noqa: N801  (TLX's spelling)
     smem = "smem"
     tmem = "tmem"
     smemCluster = "smemCluster"  # noqa: N815
+
+
+class reuse_group_type(enum.Enum):  # noqa: N801  (TLX's spelling)
+    """How the children of a ``reuse_group`` share a ``storage_alias_spec``: ``shared``
+    children overlay the same bytes of each buffer slot, ``distinct`` ones sit side by
+    side in it."""
+
+    shared = "shared"
+    distinct = "distinct"
+
+
+# -- layout classes -------------------------------------------------------------------------
+# Plain values with TLX's constructor signatures; kernels may build them (their arguments
+# must be compile-time constants) and pass them to local_alloc(layout=...). The frontend
+# turns them into LinearLayouts (``tlxc.frontend.semantics.tlx_layouts``).
+class layout_encoding:  # noqa: N801
+    """Base of TLX's layout classes."""
+
+    _tlxc_host = True  # kernels may construct these at compile time
+
+    def __post_init__(self) -> None:
+        # lists become tuples, so that a layout is hashable and can be a tl.constexpr argument
+        for name, value in vars(self).items():
+            if isinstance(value, list):
+                object.__setattr__(self, name, tuple(value))
+
+
+class shared_layout_encoding(layout_encoding):  # noqa: N801
+    """Base of the shared-memory layouts."""
+
+
+@dataclass(frozen=True)
+class swizzled_shared_layout_encoding(shared_layout_encoding):  # noqa: N801
+    """Triton's XOR-swizzled shared layout: ``vectorSize``-element chunks of a row move
+    to chunk ``c ^ ((row // perPhase) % maxPhase)``; ``order[0]`` is the contiguous dim."""
+
+    vectorSize: int  # noqa: N815
+    perPhase: int  # noqa: N815
+    maxPhase: int  # noqa: N815
+    order: Any
+    numCTAs: Any = None  # noqa: N815
+    numCTAsPerCGA: Any = None  # noqa: N815
+    numCTASplit: Any = None  # noqa: N815
+    numCTAOrder: Any = None  # noqa: N815
+
+    @classmethod
+    def make_default(cls, rank: int) -> "swizzled_shared_layout_encoding":
+        """Unswizzled row-major."""
+        ones = [1] * rank
+        order = list(reversed(range(rank)))
+        return cls(1, 1, 1, order, ones, ones, ones, order)
+
+
+@dataclass(frozen=True)
+class nv_mma_shared_layout_encoding(shared_layout_encoding):  # noqa: N801
+    """The NVMMA shared layout that TMA and wgmma read (swizzle span chosen from the
+    contiguous dim's bytes, as for the default layout); ``swizzled=False`` is the plain
+    layout, ``order=[0, 1]`` the transposed (column-major) one."""
+
+    shape: Any
+    order: Any
+    elemType: Any  # noqa: N815
+    numCTAsPerCGA: Any = None  # noqa: N815
+    numCTASplit: Any = None  # noqa: N815
+    numCTAOrder: Any = None  # noqa: N815
+    fp4Padded: bool = False  # noqa: N815
+    swizzled: bool = True
+
+    @classmethod
+    def make_default(cls, shape: Any, elemType: Any) -> "nv_mma_shared_layout_encoding":  # noqa: N803
+        rank = len(shape)
+        ones = [1] * rank
+        order = list(reversed(range(rank)))
+        return cls(list(shape), order, elemType, ones, ones, order, False, True)
 
 
 def _b(name: str, doc: str) -> Builtin:
@@ -37,6 +113,7 @@ local_store = _b("local_store", "Write a register tile into a buffer: local_stor
 local_trans = _b("local_trans", "The buffer with its dimensions permuted (a view, no copy).")
 local_reinterpret = _b("local_reinterpret", "The buffer's bytes seen as another dtype / shape.")
 storage_alias_spec = _b("storage_alias_spec", "A shared backing store that several allocations overlay.")
+reuse_group = _b("reuse_group", "A node of a set_buffer_overlap tree: buffers or groups, shared or distinct.")
 dtype_of = _b("dtype_of", "The element dtype of a tensor, pointer, buffer or descriptor (compile time).")
 size_of = _b("size_of", "The size of a dtype in bytes (compile time).")
 get_fp8_format_name = _b("get_fp8_format_name", "'e4m3' or 'e5m2' for an fp8 dtype (compile time).")

@@ -3,7 +3,8 @@
 
 A buffer value is one ``.b32`` register: the shared-window address of its first element
 (``global_smem`` plus the allocation's offset from the ``SmemPlan``, plus view
-arithmetic). ``local_view`` adds ``index x buffer bytes``; ``local_slice`` adds the
+arithmetic). ``local_view`` adds ``index x step`` (the buffer's bytes, or its
+``storage_alias_spec`` placement's step); ``local_slice`` adds the
 offset of the slice's first element (``buffer_layouts.slice_offset_terms``);
 ``local_trans`` and ``local_reinterpret`` keep the address (the layout changes).
 
@@ -56,10 +57,16 @@ def local_alloc(e: Emitter, op: Operation) -> None:
     e.set(op.result, [shared_address(e, e.smem.offset_of(op))])
 
 
+@lowers(ops.StorageAliasSpecOp)
+def storage_alias_spec(e: Emitter, op: Operation) -> None:
+    """No code: the SmemPlan gives each allocation in the spec its address."""
+    e.set(op.result, [])
+
+
 @lowers(ops.LocalViewOp)
 def local_view(e: Emitter, op: Operation) -> None:
-    src: MemDescType = op.operands[0].type  # type: ignore[assignment]
-    e.set(op.result, [index_address(e, e.get(op.operands[0]).regs[0], op.operands[1], src.nbytes)])
+    step = e.smem.index_step(op.operands[0], op.loc)  # type: ignore[union-attr]
+    e.set(op.result, [index_address(e, e.get(op.operands[0]).regs[0], op.operands[1], step)])
 
 
 def index_address(e: Emitter, base: Reg, index: Value, stride: int) -> Reg:

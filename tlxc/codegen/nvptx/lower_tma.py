@@ -50,7 +50,8 @@ def _swizzle(e: Emitter, op: Operation, desc: Value, buf: MemDescType) -> int:
     if swizzle is None:
         raise CompilationError("TLXC-TLX-003", "this buffer's shared-memory layout is not one TMA can copy (an "
                                                "NVMMA layout, rows along the tensor's inner dimension)", op.loc,
-                               "copy into a buffer from tlx.local_alloc, not a transposed or sliced view")
+                               "copy into a buffer from tlx.local_alloc, not a transposed or sliced view; a layout "
+                               "pinned with local_alloc(layout=...) must be tlx.nv_mma_shared_layout_encoding")
     if is_device_descriptor(desc):  # built in the kernel: lower_tensormap
         return device_swizzle(op, desc, swizzle)
     index = _param_index(op, desc)

@@ -153,8 +153,24 @@ def _operand(op: Operation, v: Value, which: str, instr: WgmmaInstr, warpgroups:
         return wgmma_smem_operand(t.layout, elem_bits=t.element.bits, operand=which, instr_mn=mn,
                                   instr_k=instr.k, warpgroups=warpgroups)
     except LayoutError as err:
+        pinned = _pinned_root(v)
+        if pinned is not None:
+            raise CompilationError(
+                "TLXC-TLX-004", f"async_dot cannot read its {which} buffer: its layout, pinned with "
+                                f"local_alloc(layout=...) at line {pinned.loc.line if pinned.loc else '?'}, is not "
+                                f"an NVMMA layout wgmma reads ({str(err).splitlines()[0]})", op.loc,
+                "pin tlx.nv_mma_shared_layout_encoding, or leave the layout to tlxc") from None
         _fail(op, f"async_dot cannot read its {which} buffer: {err}")
     raise AssertionError
+
+
+def _pinned_root(v: Value) -> Operation | None:
+    """The ``local_alloc`` with a user-pinned layout that ``v`` views, if any."""
+    owner = getattr(v, "op", None)
+    while owner is not None and not isinstance(owner, ops.LocalAllocOp) and owner.operands \
+            and isinstance(owner.operands[0].type, MemDescType):
+        owner = getattr(owner.operands[0], "op", None)
+    return owner if isinstance(owner, ops.LocalAllocOp) and owner.attrs["pinned"] else None
 
 
 def _descriptor_base(e: Emitter, address: Reg, smem: WgmmaSmemOperand, group: Reg | None) -> Reg:

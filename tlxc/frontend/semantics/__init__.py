@@ -2,7 +2,17 @@
 name to its rule; ``TENSOR_METHODS`` maps ``x.name(...)`` to the rule called with ``x``
 first."""
 
-from . import arith, memory, misc, reduce, shape, tlx_buffers, tlx_mma, tlx_sync  # noqa: F401  (registers the rules)
+from . import (  # noqa: F401  (registers the rules)
+    arith,
+    memory,
+    misc,
+    reduce,
+    shape,
+    tlx_alias,
+    tlx_buffers,
+    tlx_mma,
+    tlx_sync,
+)
 from .base import RULES, Ctx  # noqa: F401
 
 TENSOR_METHODS: dict[str, str] = {

@@ -26,6 +26,8 @@ from ...tlx import storage_kind
 from ..values import Handle, Tensor, describe, unwrap
 from .arith import cast
 from .base import Ctx, const_shape, const_value, constant, dtype_arg, fail, rule, to_tensor
+from .tlx_alias import alias_alloc, is_spec
+from .tlx_layouts import shared_layout
 
 BUF = "TLXC-TLX-001"
 
@@ -81,17 +83,23 @@ def local_alloc(ctx: Ctx, shape: Any, dtype: Any, num: Any, storage: Any = stora
     if n < 1:
         fail(BUF, f"the number of buffers must be at least 1, got {n}")
     kind = _storage(storage)
+    pinned_layout = None
     if unwrap(layout) is not None:
-        fail(BUF, "local_alloc(layout=...) is not supported by tlxc yet; the compiler picks the shared layout")
+        if kind != "smem":
+            fail(BUF, "local_alloc(layout=...) pins a shared-memory layout; this buffer is in tensor memory")
+        pinned_layout = shared_layout(unwrap(layout), dims, element)
     reuse = unwrap(reuse)
     reuse_handle = None
+    if is_spec(reuse):
+        return alias_alloc(ctx, reuse, MemDescType(dims, element, n, kind, pinned_layout))
     if reuse is not None:
         r = buffer(reuse, "reuse")
         if r.storage != kind:
             fail(BUF, f"reuse must be a buffer in the same storage ({kind}), got one in {r.storage}")
         reuse_handle = reuse.handle
-    t = MemDescType(dims, element, n, kind)
-    return Handle(ctx.b.value(ops.LocalAllocOp, [], t, optional={"reuse": reuse_handle}))
+    t = MemDescType(dims, element, n, kind, pinned_layout)
+    return Handle(ctx.b.value(ops.LocalAllocOp, [], t, optional={"reuse": reuse_handle},
+                              pinned=pinned_layout is not None))
 
 
 @rule("tlx.local_view")

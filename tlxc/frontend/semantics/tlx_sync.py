@@ -389,14 +389,3 @@ def reinterpret_tensor_descriptor(ctx: Ctx, desc_ptr: Any, block_shape: Any, dty
     block = const_shape(block_shape, "block_shape")
     check_block(block, element)
     return Handle(ctx.b.value(ops.ReinterpretTensorDescOp, [at.handle], TensorDescType(block, element)))
-
-
-
-def _unsupported(name: str, why: str) -> None:
-    def impl(ctx: Ctx, *args: Any, **kwargs: Any) -> None:
-        fail("TLXC-TLX-005", f"tlx.{name} is not supported by tlxc yet: {why}")
-
-    rule(f"tlx.{name}")(impl)
-
-
-_unsupported("storage_alias_spec", "use local_alloc(..., reuse=buffer) to overlay buffers")

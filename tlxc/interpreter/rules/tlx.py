@@ -40,6 +40,15 @@ def _local_alloc(op: Operation, state: LaunchState) -> Fn:
     dt, loc = _np(t.element), op.loc
     nbytes = t.nbytes * t.num
 
+    if op.alias_placement() is not None:  # type: ignore[attr-defined]
+        off, step = op.alias_placement()  # type: ignore[attr-defined]
+
+        def overlay(spec: Arena) -> View:  # storage_alias_spec: the frontend placed it
+            one = View.contiguous(spec, off, t.buf_shape, dt)
+            return View(spec, off, one.shape, one.strides, dt, t.num, step)
+
+        return overlay
+
     def alloc(reuse: View | None = None) -> View:
         if reuse is None:
             arena, offset = Arena(nbytes, loc), 0
@@ -52,6 +61,12 @@ def _local_alloc(op: Operation, state: LaunchState) -> Fn:
         return View(arena, offset, one.shape, one.strides, dt, t.num, t.nbytes)
 
     return alloc
+
+
+@evaluates(M.StorageAliasSpecOp)
+def _storage_alias_spec(op: Operation, state: LaunchState) -> Fn:
+    size, loc = op.attrs["size"], op.loc
+    return lambda: Arena(size, loc)
 
 
 @evaluates(M.LocalViewOp)

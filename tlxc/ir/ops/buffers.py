@@ -11,7 +11,7 @@ memory.
 from __future__ import annotations
 
 from ..core import Operation, register
-from ..types import STORAGES, DType, MemDescType, TileType
+from ..types import STORAGES, AliasSpecType, DType, MemDescType, TileType
 from .base import fail
 
 
@@ -34,15 +34,48 @@ def i32_scalar(op: Operation, v: object, what: str) -> None:
 
 
 @register
+class StorageAliasSpecOp(Operation):
+    """A ``storage_alias_spec``: ``size`` bytes of ``storage`` that the allocations made
+    with ``local_alloc(reuse=spec)`` overlay, each at the byte placement its ``alias``
+    attribute gives. The frontend computes ``size`` (the user's ``buffer_size_bytes``,
+    or the extent of the placements) and the placements from ``set_buffer_overlap``, so
+    the interpreter and the shared-memory allocator read the same numbers. ``fixed``: the
+    user gave the size (``buffer_size_bytes``)."""
+
+    NAME = "storage_alias_spec"
+    ATTRS = {"storage": "smem", "size": Operation.REQUIRED, "fixed": False}
+    PURE = True
+
+    def verify(self) -> None:
+        super().verify()
+        if not isinstance(self.result.type, AliasSpecType):
+            fail(self, f"the result must be alias_spec, got {self.result.type}")
+        if self.attrs["storage"] not in STORAGES:
+            fail(self, f"unknown storage {self.attrs['storage']!r}")
+        if not isinstance(self.attrs["size"], int) or self.attrs["size"] < 0:
+            fail(self, f"size must be a byte count, got {self.attrs['size']!r}")
+
+
+@register
 class LocalAllocOp(Operation):
     """``num`` buffers of ``buf_shape`` elements (the result type says which). With the
-    optional ``reuse`` operand the buffers overlay the bytes of that allocation.
-    ``pinned`` marks a layout the user chose (it is never changed by the compiler)."""
+    optional ``reuse`` operand the buffers overlay the bytes of that allocation, or of a
+    ``storage_alias_spec``: then ``alias = [offset, step]`` places buffer ``i`` at byte
+    ``offset + i * step`` of the spec's store. ``pinned`` marks a layout the user chose
+    (it is never changed by the compiler)."""
 
     NAME = "local_alloc"
     OPERANDS = ("?reuse",)
-    ATTRS = {"pinned": False}
+    ATTRS = {"pinned": False, "alias": ()}
     PURE = False
+
+    def alias_placement(self) -> tuple[int, int] | None:
+        """``(offset, step)`` in the spec's bytes when this allocation overlays a spec."""
+        reuse = self.operand("reuse")
+        if reuse is None or not isinstance(reuse.type, AliasSpecType):
+            return None
+        off, step = self.attrs["alias"]
+        return int(off), int(step)
 
     def verify(self) -> None:
         super().verify()
@@ -52,10 +85,23 @@ class LocalAllocOp(Operation):
         if any(d <= 0 for d in t.buf_shape) or not t.buf_shape:
             fail(self, f"buffer shape must be non-empty and positive, got {t.buf_shape}")
         reuse = self.operand("reuse")
-        if reuse is not None:
+        if reuse is not None and isinstance(reuse.type, AliasSpecType):
+            spec = getattr(reuse, "op", None)
+            if isinstance(spec, StorageAliasSpecOp) and spec.attrs["storage"] != t.storage:
+                fail(self, f"reuse must be in the same storage ({t.storage}), got a spec of {spec.attrs['storage']}")
+            alias = tuple(self.attrs["alias"])
+            if len(alias) != 2 or any(not isinstance(x, int) or x < 0 for x in alias):
+                fail(self, f"an allocation in a storage_alias_spec needs alias = [offset, step], got {alias}")
+            if isinstance(spec, StorageAliasSpecOp) and \
+                    alias[0] + (t.num - 1) * alias[1] + t.nbytes > spec.attrs["size"]:
+                fail(self, f"placement {list(alias)} of {t.num} buffers of {t.nbytes} bytes overflows the spec's "
+                           f"{spec.attrs['size']} bytes")
+        elif reuse is not None:
             r = memdesc(self, reuse.type, "reuse")
             if r.storage != t.storage:
                 fail(self, f"reuse must be in the same storage ({t.storage}), got {r.storage}")
+        if self.attrs["alias"] and (reuse is None or not isinstance(reuse.type, AliasSpecType)):
+            fail(self, "alias placements are for allocations in a storage_alias_spec")
         if self.attrs["pinned"] and t.layout is None:
             fail(self, "a pinned allocation needs a layout")
 

@@ -233,7 +233,7 @@ class _Assigner:
             reuse = op.operand("reuse")
             if t.layout is not None and op.attrs["pinned"]:
                 return t.layout
-            if reuse is not None and reuse.type.layout is not None and \
+            if reuse is not None and isinstance(reuse.type, MemDescType) and reuse.type.layout is not None and \
                     (reuse.type.buf_shape, reuse.type.element.bits) == (t.buf_shape, t.element.bits):
                 return reuse.type.layout  # the same bytes seen the same way
             if op in self.plain:

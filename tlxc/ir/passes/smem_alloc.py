@@ -11,6 +11,10 @@ Guarantees (``plan(func)`` -> ``SmemPlan``):
   for the 128-byte swizzle, 512 and 256 for 64 and 32: TMA and wgmma swizzle on address
   bits), 16 bytes for plain buffers (the widest vector access), 8 for mbarriers;
 * ``local_alloc(reuse=a)`` shares ``a``'s offset (it may not be larger than ``a``);
+* a ``storage_alias_spec`` takes its ``size`` bytes, aligned for the most demanding of
+  its allocations; each allocation made with ``reuse=spec`` sits at the spec's offset
+  plus its ``alias`` offset, buffer ``i`` ``i x step`` bytes further (``index_step``).
+  Placements that break a buffer's alignment are refused at the allocation's line;
 * liveness: an allocation is live from its definition to the last use of any view of it
   (a use inside a loop it was allocated outside of lasts to the loop's end; a buffer an
   asynchronous copy or MMA touches lasts until the last op that retires that kind of
@@ -75,6 +79,7 @@ class Allocation:
     end: int
     offset: int = -1
     reuses: Operation | None = None  # the allocation whose bytes it shares (``reuse=``)
+    rel: int = 0  # bytes after the start of what it reuses (a storage_alias_spec placement)
 
     @property
     def is_barrier(self) -> bool:
@@ -85,6 +90,8 @@ class Allocation:
         loc = self.op.loc
         where = f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}" if loc is not None and loc.line > 0 else "?"
         t = self.op.result.type
+        if isinstance(self.op, ops.StorageAliasSpecOp):
+            return where, "storage_alias_spec", "i8", "1"
         if isinstance(t, BarrierType):
             return where, "mbarrier", "b64", str(t.num)
         assert isinstance(t, MemDescType)
@@ -130,7 +137,7 @@ class SmemPlan:
             if isinstance(index, ops.ConstantOp) and isinstance(root, ops.LocalAllocOp) \
                     and id(root) in self._by_op:
                 t: MemDescType = src.type  # type: ignore[assignment]
-                lo = self.offset_of(root) + int(index.attrs["value"]) * t.nbytes
+                lo = self.offset_of(root) + int(index.attrs["value"]) * alloc_step(root)
                 return [(lo, lo + t.nbytes)]
         out = []
         for root in self.roots.get(id(v), ()):
@@ -138,6 +145,17 @@ class SmemPlan:
             if a is not None:
                 out.append((a.offset, a.offset + a.size))
         return out
+
+    def index_step(self, v: Value, loc: Location | None) -> int:
+        """Bytes between buffer ``i`` and ``i + 1`` of the array ``v`` (its buffer's bytes,
+        or the step of a ``storage_alias_spec`` placement)."""
+        steps = {alloc_step(r) for r in self.roots.get(id(v), ()) if isinstance(r, ops.LocalAllocOp)}
+        if len(steps) > 1:
+            raise CompilationError("TLXC-TLX-005", "indexing an array that may be one of several allocations placed "
+                                   "differently in a storage_alias_spec is not supported by tlxc yet", loc)
+        if steps:
+            return steps.pop()
+        return v.type.nbytes  # type: ignore[attr-defined]
 
     def table(self, scratch: int = 0) -> str:
         """One line per allocation (and the scratch area), for resource errors."""
@@ -164,8 +182,19 @@ class SmemPlan:
         return total
 
 
+def alloc_step(op: Operation) -> int:
+    """Bytes between consecutive buffers of a ``local_alloc``."""
+    placed = op.alias_placement()  # type: ignore[attr-defined]
+    return placed[1] if placed is not None else op.result.type.nbytes
+
+
 def _size(op: Operation) -> int:
+    if isinstance(op, ops.StorageAliasSpecOp):
+        return int(op.attrs["size"])
     t = op.result.type
+    placed = op.alias_placement() if isinstance(op, ops.LocalAllocOp) else None
+    if placed is not None:
+        return (t.num - 1) * placed[1] + t.nbytes
     if isinstance(t, BarrierType):
         return BARRIER_BYTES * max(1, t.num)
     assert isinstance(t, MemDescType)
@@ -208,15 +237,29 @@ def _live_ranges(func: Operation, order: ProgramOrder, roots: dict[int, frozense
     return out
 
 
+def _check_placement(op: Operation, a: Allocation) -> None:
+    off, step = op.alias_placement()  # type: ignore[attr-defined]
+    t: MemDescType = op.result.type  # type: ignore[assignment]
+    if off % a.align or (t.num > 1 and step % a.align):
+        raise CompilationError(
+            "TLXC-TLX-001", f"this buffer's place in its storage_alias_spec (byte {off}, {step} bytes between "
+                            f"buffers) is not a multiple of the {a.align} bytes its shared layout needs (swizzling "
+                            "works on address bits)", op.loc,
+            "put the swizzled buffers first in distinct groups, or pin an unswizzled layout "
+            "(tlx.nv_mma_shared_layout_encoding(..., swizzled=False))")
+
+
 def plan(func: Operation) -> SmemPlan:
     """Place every shared-memory allocation of ``func`` (see the module doc)."""
     order = ProgramOrder(func)
     roots = alias_roots(func)
     allocs = [op for op in func.walk()
               if isinstance(op, ops.BarrierAllocOp)
+              or (isinstance(op, ops.StorageAliasSpecOp) and op.attrs["storage"] == "smem")
               or (isinstance(op, ops.LocalAllocOp) and op.result.type.storage == "smem")]
     live = _live_ranges(func, order, roots, allocs)
     records = {id(op): Allocation(op, _size(op), BARRIER_BYTES if isinstance(op, ops.BarrierAllocOp)
+                                  else PLAIN_ALIGN if isinstance(op, ops.StorageAliasSpecOp)
                                   else buffer_alignment(op.result.type), *live[id(op)]) for op in allocs}
     # reuse groups: an allocation with reuse= joins the group of what it reuses
     leader: dict[int, Allocation] = {}
@@ -226,6 +269,13 @@ def plan(func: Operation) -> SmemPlan:
         if reuse is None:
             leader[id(op)] = a
             continue
+        spec = getattr(reuse, "op", None)
+        if isinstance(spec, ops.StorageAliasSpecOp):
+            _check_placement(op, a)
+            a.reuses, a.rel = spec, op.alias_placement()[0]  # type: ignore[attr-defined]
+            records[id(spec)].align = max(records[id(spec)].align, a.align)
+            leader[id(op)] = leader[id(spec)]
+            continue
         targets = roots.get(id(reuse), frozenset())
         if len(targets) != 1:
             raise CompilationError("TLXC-TLX-001", "local_alloc(reuse=...) must name one allocation", op.loc)
@@ -234,7 +284,7 @@ def plan(func: Operation) -> SmemPlan:
         if a.size > base.size:
             raise CompilationError("TLXC-TLX-001", f"this allocation needs {a.size} bytes but the buffer it reuses "
                                    f"has {base.size}", op.loc, "allocate the larger buffer first and reuse it")
-        a.reuses = target
+        a.reuses, a.rel = target, base.rel
         leader[id(op)] = leader[id(target)]
     groups: dict[int, list[Allocation]] = {}
     for op in allocs:
@@ -242,7 +292,7 @@ def plan(func: Operation) -> SmemPlan:
     placed: list[tuple[int, int, int, int]] = []  # (offset, size, start, end)
     ordered = sorted(groups.values(), key=lambda g: (-g[0].size, g[0].start))
     for members in ordered:
-        size = max(m.size for m in members)
+        size = max(m.rel + m.size for m in members)
         align = max(m.align for m in members)
         start, end = min(m.start for m in members), max(m.end for m in members)
         conflicts = [p for p in placed if p[2] <= end and start <= p[3]]
@@ -251,7 +301,7 @@ def plan(func: Operation) -> SmemPlan:
             if all(off + size <= o or off >= o + s for o, s, _, _ in conflicts):
                 break
         for m in members:
-            m.offset = off
+            m.offset = off + m.rel
         placed.append((off, size, start, end))
     total = max((o + s for o, s, _, _ in placed), default=0)
     return SmemPlan([records[id(op)] for op in allocs], total, roots)
