@@ -6,6 +6,8 @@ The numerics run on the GPU in tests/gpu/test_tlx_smem_gpu.py."""
 
 from __future__ import annotations
 
+import re
+
 import sys
 from pathlib import Path
 from typing import Any
@@ -255,8 +257,18 @@ def k(x, n):
 """
 
 
-def test_async_load_with_other(load_kernels: Any) -> None:
-    load_kernels(OTHER.replace("OTHER", "0.0")).k.compile("*fp32:16,i32", arch="sm_90a").asm["ptx"]
-    with pytest.raises(CompilationError, match="non-zero `other` is not supported") as info:
-        load_kernels(OTHER.replace("OTHER", "1.0")).k.compile("*fp32:16,i32", arch="sm_90a").asm["ptx"]
-    assert info.value.line == 10
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+def test_async_load_with_other(load_kernels: Any, arch: str) -> None:
+    zero = load_kernels(OTHER.replace("OTHER", "0.0")).k.compile("*fp32:16,i32:16", arch=arch).asm["ptx"]
+    # zero: cp.async fills masked-off elements itself (src_size 0)
+    assert re.search(r"cp\.async\.cg\.shared\.global \[[^]]+\], \[[^]]+\], 16, %r\d+;", zero)
+    ck = load_kernels(OTHER.replace("OTHER", "1.0")).k.compile("*fp32:16,i32:16", arch=arch)
+    ptx = ck.asm["ptx"]
+    # another value: the copy is skipped where the mask is off and the thread stores `other`
+    copies = re.findall(r"@(%p\d+) cp\.async\.cg\.shared\.global \[[^]]+\], \[[^]]+\], 16;", ptx)
+    fills = re.findall(r"@(%p\d+) st\.shared\.v4\.\w+ \[[^]]+\], \{[^}]+\};", ptx)
+    assert copies and len(copies) == len(fills)
+    for on, off in zip(copies, fills):
+        assert on != off and re.search(rf"not\.pred {off}, ", ptx)  # the fill runs where the copy does not
+    ptxas_or_skip()
+    assert ck.asm["cubin"]

@@ -121,3 +121,14 @@ def test_thread_id(torch: Any) -> None:
     y = torch.full((2,), -1, dtype=torch.int32, device="cuda")
     K.thread_ids[(1,)](y)
     np.testing.assert_array_equal(y.cpu().numpy(), [0, 1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8"])
+@pytest.mark.parametrize("n", [0, 100, 256])
+def test_cp_async_other(torch: Any, dtype: str, n: int) -> None:
+    x, host = _data(torch, (256,), dtype)
+    y = torch.zeros_like(x)
+    K.cp_async_other[(1,)](x, y, n, FILL=3, N=256)
+    out = y.cpu().numpy()
+    np.testing.assert_array_equal(out[:n], host[:n])
+    np.testing.assert_array_equal(out[n:], 3)

@@ -63,3 +63,12 @@ def test_mbarrier_phases() -> None:
     y = np.zeros_like(x)
     K.mbarrier_pingpong.interpret[(1,)](x, y, 5, N=128)
     np.testing.assert_allclose(y, x + 5, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8])
+def test_cp_async_other_fills_masked_elements(dtype: type) -> None:
+    x = (np.arange(256) % 100).astype(dtype)
+    y = np.zeros_like(x)
+    K.cp_async_other.interpret[(1,)](x, y, 100, FILL=3, N=256)
+    np.testing.assert_array_equal(y[:100], x[:100])
+    np.testing.assert_array_equal(y[100:], 3)

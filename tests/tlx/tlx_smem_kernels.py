@@ -138,3 +138,13 @@ def thread_ids(y_ptr):
     t1 = tlx.clock64()
     tl.store(y_ptr, tid)
     tl.store(y_ptr + 1, (t1 - t0 >= 0).to(tl.int32))
+
+
+@tlxc.jit
+def cp_async_other(x_ptr, y_ptr, n, FILL: tl.constexpr, N: tl.constexpr):
+    """y = x where i < n, FILL elsewhere: masked-off elements of an async_load get `other`."""
+    offs = tl.arange(0, N)
+    bufs = tlx.local_alloc((N,), tlx.dtype_of(x_ptr), 1)
+    tok = tlx.async_load(x_ptr + offs, bufs[0], mask=offs < n, other=FILL)
+    tlx.async_load_wait_group(0, [tlx.async_load_commit_group([tok])])
+    tl.store(y_ptr + offs, tlx.local_load(bufs[0]))

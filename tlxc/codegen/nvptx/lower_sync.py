@@ -208,19 +208,18 @@ def _copy_width(e: Emitter, op: Operation, access_vec: int, layout: LinearLayout
 def async_load(e: Emitter, op: Operation) -> None:
     ptr = op.operands[0]
     buf: MemDescType = op.operands[1].type  # type: ignore[assignment]
-    if not _zero_other(op.operand("other")):
-        raise CompilationError("TLXC-CODEGEN-001", "async_load with a non-zero `other` is not supported by the "
-                               "NVIDIA code generator yet (cp.async fills masked elements with zeros)", op.loc,
-                               "drop `other` (masked elements become 0), or load with tl.load and local_store")
     layout: LinearLayout = ptr.type.layout
     nbytes = buf.element.bits // 8
     base = e.get(op.operands[1]).regs[0]
     ptrs = e.get(ptr).regs
     mask = e.get(op.operand("mask")).regs if op.operand("mask") is not None else None
+    # a non-zero `other` is stored by the thread itself where the mask is off (cp.async
+    # itself can only fill zeros); the copy is then skipped there instead of zero-filling
+    other = None if _zero_other(op.operand("other")) else e.get(op.operand("other")).regs
     access = plan(e, layout, buf)
     v = _copy_width(e, op, access.vec, layout, access.vector_bits, nbytes)
     if v * nbytes < 4:
-        _sync_copy(e, op, base, buf, layout, ptrs, mask)
+        _sync_copy(e, op, base, buf, layout, ptrs, mask, other)
         e.set(op.result, [token(e)])
         return
     if v < access.vec:
@@ -228,10 +227,22 @@ def async_load(e: Emitter, op: Operation) -> None:
     size = v * nbytes
     kind = "cg" if size == 16 else "ca"
     guard = owner(e, access.copies)
+    cls, bits = reg_class(buf.element), buf.element.bits
     for addr, imm, group in accesses(e, base, access, nbytes):
         src = ptrs[group[0]]
         if mask is None:
             e.fn.emit(f"cp.async.{kind}.shared.global [{addr}+{imm}], [{src}], {size}", guard)
+            continue
+        if other is not None:
+            on = mask[group[0]] if guard is None else _and_pred(e, guard, mask[group[0]])
+            off = e.fn.reg("pred")
+            e.fn.emit(f"not.pred {off}, {mask[group[0]]}")
+            if guard is not None:
+                e.fn.emit(f"and.pred {off}, {off}, {guard}")
+            e.fn.emit(f"cp.async.{kind}.shared.global [{addr}+{imm}], [{src}], {size}", on)
+            units = pack(e, cls, bits, [other[r] for r in group])
+            st = "u8" if bits == 8 else mem_type(cls, buf.element, len(group))
+            e.fn.emit(f"st.shared{vec_suffix(len(units))}.{st} [{addr}+{imm}], {operands(units)}", off)
             continue
         n = e.fn.reg("b32")
         e.fn.emit(f"selp.u32 {n}, {size}, 0, {mask[group[0]]}")
@@ -239,10 +250,16 @@ def async_load(e: Emitter, op: Operation) -> None:
     e.set(op.result, [token(e)])
 
 
+def _and_pred(e: Emitter, a: Reg, b: Reg) -> Reg:
+    p = e.fn.reg("pred")
+    e.fn.emit(f"and.pred {p}, {a}, {b}")
+    return p
+
+
 def _sync_copy(e: Emitter, op: Operation, base: Reg, buf: MemDescType, layout: LinearLayout, ptrs: list[Reg],
-               mask: list[Reg] | None) -> None:
-    """``ld.global`` (zero where masked) then ``st.shared``, one shared-memory vector at a
-    time (few values live at once)."""
+               mask: list[Reg] | None, other: list[Reg] | None = None) -> None:
+    """``ld.global`` (``other``, or zero, where masked) then ``st.shared``, one
+    shared-memory vector at a time (few values live at once)."""
     cls, bits = reg_class(buf.element), buf.element.bits
     ty = "u8" if bits == 8 else f"b{bits}"
     access = plan(e, layout, buf)
@@ -252,7 +269,8 @@ def _sync_copy(e: Emitter, op: Operation, base: Reg, buf: MemDescType, layout: L
         for r in group:
             v = e.fn.reg(cls)
             if mask is not None:
-                e.fn.emit(f"mov.b{max(16, bits)} {v}, 0")
+                fill = other[r] if other is not None else 0
+                e.fn.emit(f"mov.b{max(16, bits)} {v}, {fill}")
             e.fn.emit(f"ld.global.{ty} {v}, [{ptrs[r]}]", mask[r] if mask is not None else None)
             values.append(v)
         units = pack(e, cls, bits, values)
