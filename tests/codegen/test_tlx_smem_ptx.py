@@ -7,7 +7,6 @@ The numerics run on the GPU in tests/gpu/test_tlx_smem_gpu.py."""
 from __future__ import annotations
 
 import re
-
 import sys
 from pathlib import Path
 from typing import Any

@@ -29,7 +29,6 @@ on NVIDIA (PTX ISA: "Parallel Synchronization and Communication Instructions: mb
 
 from __future__ import annotations
 
-from ...errors import CompilationError
 from ...ir import ops
 from ...ir.core import Operation, Value
 from ...ir.layout.linear import LinearLayout
