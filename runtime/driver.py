@@ -353,6 +353,28 @@ def stream_handle(stream: Any) -> int:
                           "torch.cuda.Stream, a CuPy or numba stream, or an object with __cuda_stream__") from None
 
 
+# -- events (timing) --------------------------------------------------------------------------------
+
+def event_create() -> Any:
+    """A CUDA event that records time (``CUevent``); destroy it with ``event_destroy``."""
+    make_current()
+    return call("cuEventCreate", bindings().CUevent_flags.CU_EVENT_DEFAULT)
+
+
+def event_record(event: Any, stream: int = 0) -> None:
+    call("cuEventRecord", event, bindings().CUstream(stream))
+
+
+def event_elapsed_ms(start: Any, end: Any) -> float:
+    """Milliseconds between two recorded events (waits for ``end``)."""
+    call("cuEventSynchronize", end)
+    return float(call("cuEventElapsedTime", start, end))
+
+
+def event_destroy(event: Any) -> None:
+    call("cuEventDestroy", event)
+
+
 # -- launching --------------------------------------------------------------------------------------
 
 CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2
