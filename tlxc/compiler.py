@@ -35,6 +35,7 @@ class CompileOptions:
     num_stages: int = 3
     debug: bool = False
     verify_each_pass: bool = False
+    maxnreg: int | None = None  # registers per thread at most (PTX .maxnreg); None: ptxas decides
 
     def check(self, loc: Location | None) -> None:
         if self.arch not in TARGETS:
@@ -43,6 +44,9 @@ class CompileOptions:
         if self.num_warps < 1 or self.num_warps > 32 or self.num_warps & (self.num_warps - 1):
             raise CompilationError("TLXC-LAUNCH-003", f"num_warps must be a power of two from 1 to 32, got "
                                    f"{self.num_warps}", loc)
+        if self.maxnreg is not None and (not isinstance(self.maxnreg, int) or not 16 <= self.maxnreg <= 255):
+            raise CompilationError("TLXC-LAUNCH-003", f"maxnreg must be a number of registers from 16 to 255, got "
+                                   f"{self.maxnreg!r}", loc)
 
 
 class Artifacts(dict):
@@ -131,7 +135,7 @@ def _nvidia(ck: CompiledKernel, timings: dict[str, float]) -> None:
     from .ir.clone import clone
 
     # code generation rewrites the IR (layouts, staging); it works on its own copy
-    kernel = nvptx.generate(clone(ck.module), ck.options.arch, timings)
+    kernel = nvptx.generate(clone(ck.module), ck.options.arch, timings, maxnreg=ck.options.maxnreg)
     ck.asm["ptx"] = kernel.ptx
     ck.metadata.update(name=kernel.name, num_warps=kernel.num_warps, shared=kernel.shared_bytes,
                        params=kernel.params, arch=ck.options.arch, tma_params=[dict(t) for t in kernel.tma_params],

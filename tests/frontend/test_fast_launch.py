@@ -322,8 +322,10 @@ def test_num_warps_and_stages_make_new_variants(gpu: Any, mod: Any, monkeypatch:
     assert s2 is not w4 and s2.options.num_stages == 2
     slow = slow_calls(mod.k, monkeypatch)
     assert mod.k[(1,)](X, Y, 64, 0, BLOCK=32, num_warps=8) is w8
-    assert mod.k[(1,)](X, Y, 64, 0, BLOCK=32, num_warps=4, maxnreg=128) is w4  # an option launches ignore
     assert not slow
+    r128 = both(mod.k, (1,), X, Y, 64, 0, BLOCK=32, num_warps=4, maxnreg=128)
+    assert r128 is not w4 and r128.options.maxnreg == 128 and ".maxnreg 128" in r128.asm["ptx"]
+    assert ".maxnreg" not in w4.asm["ptx"]
 
 
 def test_stream_is_passed_through(gpu: Any, mod: Any) -> None:

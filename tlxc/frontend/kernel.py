@@ -231,7 +231,8 @@ class KernelFunction:
 
         loc = caller_location()
         try:
-            options = CompileOptions(arch, num_warps, num_ctas, num_stages, debug)
+            options = CompileOptions(arch, num_warps, num_ctas, num_stages, debug,
+                                     maxnreg=launch_options.get("maxnreg"))
             options.check(loc)
             for k in launch_options:
                 if k not in LAUNCH_OPTIONS:

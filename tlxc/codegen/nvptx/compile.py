@@ -82,7 +82,7 @@ def check_storage(func, target: NvidiaTarget) -> None:
                                    "code generator yet", op.loc, "run the kernel in the interpreter for now")
 
 
-def generate(module, arch: str, timings: dict[str, float] | None = None) -> PtxKernel:
+def generate(module, arch: str, timings: dict[str, float] | None = None, maxnreg: int | None = None) -> PtxKernel:
     import time
 
     target = TARGETS[arch]
@@ -115,6 +115,7 @@ def generate(module, arch: str, timings: dict[str, float] | None = None) -> PtxK
     tensormaps.param = hidden[0][1] if hidden else ""
     fn = PtxFunction(name, [(pt, f"{name}_param_{i}") for i, pt in enumerate(ptypes)] + hidden)
     fn.maxntid = num_warps * 32
+    fn.maxnreg = maxnreg
     e = Emitter(fn, target, num_warps)
     e.tensormaps = tensormaps
     e.smem = plan

@@ -65,6 +65,7 @@ class PtxFunction:
     shared_bytes: int = 0
     shared_align: int = 16  # of global_smem: swizzled buffers need their swizzle atom (up to 1024)
     maxntid: int = 128
+    maxnreg: int | None = None
     last_loc: tuple[int, int, int] | None = None
 
     def reg(self, cls: str) -> Reg:
@@ -97,7 +98,10 @@ class PtxFunction:
                  for cls, n in self.counters.items() if n]
         params = ",\n".join(f"\t.param .align 64 .b8 {n}[128]" if t == "tensormap" else f"\t.param .{t} {n}"
                            for t, n in self.params)
-        head = [f".visible .entry {self.name}(", params, ")", f".maxntid {self.maxntid}, 1, 1", "{"]
+        head = [f".visible .entry {self.name}(", params, ")", f".maxntid {self.maxntid}, 1, 1"]
+        if self.maxnreg is not None:
+            head.append(f".maxnreg {self.maxnreg}")
+        head.append("{")
         return "\n".join(head + decls + self.body + ["\tret;", "}"]) + "\n"
 
 
