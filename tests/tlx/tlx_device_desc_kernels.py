@@ -4,9 +4,13 @@ the GPU tests (tests/gpu/test_tlx_device_desc_gpu.py)."""
 
 from __future__ import annotations
 
+from example_modules import load_example  # tests/example_modules.py
+
 import tlxc
 import tlxc.language as tl
 import tlxc.tlx as tlx
+
+_tma_gemm = load_example("hopper_gemm_tma")
 
 
 @tlxc.jit
@@ -32,45 +36,12 @@ def desc_load_block(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr, PA
 @tlxc.jit
 def matmul_device_desc(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm, BLOCK_M: tl.constexpr,
                        BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, NUM_STAGES: tl.constexpr):
-    """examples/hopper_gemm_tma.py with its descriptors made in the kernel, as the TLX
-    tutorials make them (the host then calls tlxc.set_allocator)."""
+    """examples/hopper_gemm_tma.py (its kernel, inlined) with its descriptors made in the
+    kernel, as the TLX tutorials make them (the host then calls tlxc.set_allocator)."""
     a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_am, 1], block_shape=[BLOCK_M, BLOCK_K])
     b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_bk, 1], block_shape=[BLOCK_K, BLOCK_N])
     c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[stride_cm, 1], block_shape=[BLOCK_M, BLOCK_N])
-    off_m = tl.program_id(0) * BLOCK_M
-    off_n = tl.program_id(1) * BLOCK_N
-    dtype = tlx.dtype_of(a_desc)
-    bufs_a = tlx.local_alloc((BLOCK_M, BLOCK_K), dtype, NUM_STAGES)
-    bufs_b = tlx.local_alloc((BLOCK_K, BLOCK_N), dtype, NUM_STAGES)
-    full = tlx.alloc_barriers(NUM_STAGES, arrive_count=1)
-    stage_bytes: tl.constexpr = (BLOCK_M * BLOCK_K + BLOCK_K * BLOCK_N) * tlx.size_of(dtype)
-    k_tiles = tl.cdiv(K, BLOCK_K)
-
-    for i in tl.static_range(NUM_STAGES - 1):
-        if i < k_tiles:
-            tlx.barrier_expect_bytes(full[i], stage_bytes)
-            tlx.async_descriptor_load(a_desc, bufs_a[i], [off_m, i * BLOCK_K], full[i])
-            tlx.async_descriptor_load(b_desc, bufs_b[i], [i * BLOCK_K, off_n], full[i])
-
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, k_tiles):
-        s = k % NUM_STAGES
-        tlx.barrier_wait(full[s], (k // NUM_STAGES) & 1)
-        acc = tlx.async_dot(bufs_a[s], bufs_b[s], acc)
-        acc = tlx.async_dot_wait(1, acc)
-        nk = k + NUM_STAGES - 1
-        if nk < k_tiles:
-            ns = nk % NUM_STAGES
-            tlx.barrier_expect_bytes(full[ns], stage_bytes)
-            tlx.async_descriptor_load(a_desc, bufs_a[ns], [off_m, nk * BLOCK_K], full[ns])
-            tlx.async_descriptor_load(b_desc, bufs_b[ns], [nk * BLOCK_K, off_n], full[ns])
-    acc = tlx.async_dot_wait(0, acc)
-
-    out = tlx.local_alloc((BLOCK_M, BLOCK_N), tlx.dtype_of(c_desc), 1)
-    tlx.local_store(out[0], acc.to(tlx.dtype_of(c_desc)))
-    tlx.fence_async_shared()
-    tlx.async_descriptor_store(c_desc, out[0], [off_m, off_n])
-    tlx.async_descriptor_store_wait(0)
+    _tma_gemm.matmul_tma(a_desc, b_desc, c_desc, K, BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES)
 
 
 @tlxc.jit
