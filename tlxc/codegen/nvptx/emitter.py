@@ -167,6 +167,57 @@ class Emitter:
         self._coords[key] = acc
         return acc
 
+    def thread_xor(self, terms: list[int]) -> Reg | int:
+        """``XOR of terms[i] over the set bits i of %tid.x``, computed once in the
+        prologue (0 when every term is 0). Runs of bits that land on consecutive bits
+        take one bit-field extract and a shift."""
+        if not any(terms):
+            return 0
+        key = f"thread_xor:{terms}"
+        if key in self._special:
+            return self._special[key]
+        tid = self.special("tid")
+        acc: Reg | None = None
+        i = 0
+        while i < len(terms):
+            c = terms[i]
+            if not c:
+                i += 1
+                continue
+            t = self.fn.reg("b32")
+            if c & (c - 1) == 0:
+                j = i + 1
+                while j < len(terms) and terms[j] == c << (j - i):
+                    j += 1
+                self.prologue.append(f"\tbfe.u32 {t}, {tid}, {i}, {j - i};")
+                if c > 1:
+                    self.prologue.append(f"\tshl.b32 {t}, {t}, {c.bit_length() - 1};")
+                i = j
+            else:
+                self.prologue.append(f"\tbfe.u32 {t}, {tid}, {i}, 1;")
+                self.prologue.append(f"\tmul.lo.u32 {t}, {t}, {c};")
+                i += 1
+            if acc is None:
+                acc = t
+            else:
+                self.prologue.append(f"\txor.b32 {acc}, {acc}, {t};")
+        assert acc is not None
+        self._special[key] = acc
+        return acc
+
+    def thread_owner(self, mask: int) -> Reg | None:
+        """A predicate, set once in the prologue: ``%tid.x & mask == 0`` -- the one thread
+        of each group of copies that does the work (None when ``mask`` is 0)."""
+        if not mask:
+            return None
+        key = f"thread_owner:{mask}"
+        if key not in self._special:
+            p, t = self.fn.reg("pred"), self.fn.reg("b32")
+            self.prologue.append(f"\tand.b32 {t}, {self.special('tid')}, {mask};")
+            self.prologue.append(f"\tsetp.eq.u32 {p}, {t}, 0;")
+            self._special[key] = p
+        return self._special[key]
+
     # -- scratch shared memory -----------------------------------------------------------------
     def scratch(self, nbytes: int) -> None:
         """Reserve ``nbytes`` of the kernel's scratch area (reused by every op, which

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from ...errors import CompilationError
 from ...ir import ops
 from ...ir.core import Operation, Value
-from ...ir.layout.linear import LinearLayout, log2
+from ...ir.layout.linear import LinearLayout
 from ...ir.layout.shared_access import SharedAccess, plan_shared_access
 from ...ir.passes.buffer_layouts import slice_offset_terms
 from ...ir.passes.rewrite import constant_of
@@ -115,63 +115,10 @@ def local_slice(e: Emitter, op: Operation) -> None:
     e.set(op.result, [r])
 
 
-# -- per-thread parts, computed once -----------------------------------------------------------
-def thread_bytes(e: Emitter, terms: Sequence[int], scale: int) -> Reg | int:
-    """``XOR of terms[i] over the set bits i of %tid.x``, times ``scale`` (a power of
-    two), in the prologue; 0 when every term is 0."""
-    ts = [t * scale for t in terms]
-    if not any(ts):
-        return 0
-    key = f"smem.thread:{ts}"
-    if key in e._special:
-        return e._special[key]
-    tid = e.special("tid")
-    acc: Reg | None = None
-    i = 0
-    while i < len(ts):
-        c = ts[i]
-        if not c:
-            i += 1
-            continue
-        t = e.fn.reg("b32")
-        if c & (c - 1) == 0:  # a run of tid bits landing on consecutive bits: one extract, one shift
-            j = i + 1
-            while j < len(ts) and ts[j] == c << (j - i):
-                j += 1
-            e.prologue.append(f"\tbfe.u32 {t}, {tid}, {i}, {j - i};")
-            if c > 1:
-                e.prologue.append(f"\tshl.b32 {t}, {t}, {log2(c)};")
-            i = j
-        else:
-            e.prologue.append(f"\tbfe.u32 {t}, {tid}, {i}, 1;")
-            e.prologue.append(f"\tmul.lo.u32 {t}, {t}, {c};")
-            i += 1
-        if acc is None:
-            acc = t
-        else:
-            e.prologue.append(f"\txor.b32 {acc}, {acc}, {t};")
-    assert acc is not None
-    e._special[key] = acc
-    return acc
-
-
-def owner(e: Emitter, mask: int) -> Reg | None:
-    """A predicate: ``%tid.x & mask == 0`` (None when ``mask`` is 0)."""
-    if not mask:
-        return None
-    key = f"smem.owner:{mask}"
-    if key not in e._special:
-        p, t = e.fn.reg("pred"), e.fn.reg("b32")
-        e.prologue.append(f"\tand.b32 {t}, {e.special('tid')}, {mask};")
-        e.prologue.append(f"\tsetp.eq.u32 {p}, {t}, 0;")
-        e._special[key] = p
-    return e._special[key]
-
-
 def accesses(e: Emitter, base: Reg, access: SharedAccess, nbytes: int) -> list[tuple[Reg, int, tuple[int, ...]]]:
     """``(address register, byte immediate, registers in slot order)`` per vector access
     of ``access`` to the buffer at ``base``."""
-    thread = thread_bytes(e, access.thread, nbytes)
+    thread = e.thread_xor([t * nbytes for t in access.thread])
     start = base
     if not isinstance(thread, int):
         start = e.fn.reg("b32")
@@ -253,7 +200,7 @@ def store_tile(e: Emitter, base: Reg, buf: MemDescType, layout: LinearLayout, re
     threads holding copies of others' elements skip their stores."""
     access = plan(e, layout, buf)
     cls, bits = reg_class(buf.element), buf.element.bits
-    guard = owner(e, access.copies)
+    guard = e.thread_owner(access.copies)
     if pred is not None and guard is not None:
         both = e.fn.reg("pred")
         e.fn.emit(f"and.pred {both}, {pred}, {guard}")

@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from ...ir import ops
 from ...ir.core import Operation
 from ...ir.layout.common import REGISTER
-from ...ir.layout.linear import LinearLayout, log2
+from ...ir.layout.linear import LinearLayout
 from ...ir.layout.target import LayoutTarget
 from .convert_plan import (
     ELEM_BITS,
@@ -87,45 +87,6 @@ def convert_layout(e: Emitter, op: Operation) -> None:
 
 
 # -- per-thread values, computed once in the prologue ------------------------------------------
-def _thread_value(e: Emitter, tx: ThreadXor, scale: int = 1) -> Reg | int:
-    """``tx.at(%tid.x) * scale`` (``scale`` a power of two); 0 when it is always 0."""
-    terms = [t * scale for t in tx.terms]
-    if not any(terms):
-        return 0
-    key = f"convert.tx:{terms}"
-    if key in e._special:
-        return e._special[key]
-    tid = e.special("tid")
-    acc: Reg | None = None
-    i = 0
-    while i < len(terms):
-        c = terms[i]
-        if not c:
-            i += 1
-            continue
-        t = e.fn.reg("b32")
-        if c & (c - 1) == 0:
-            # a run of bits that land on consecutive bits: one bit-field extract and a shift
-            j = i + 1
-            while j < len(terms) and terms[j] == c << (j - i):
-                j += 1
-            e.prologue.append(f"\tbfe.u32 {t}, {tid}, {i}, {j - i};")
-            if c > 1:
-                e.prologue.append(f"\tshl.b32 {t}, {t}, {log2(c)};")
-            i = j
-        else:
-            e.prologue.append(f"\tbfe.u32 {t}, {tid}, {i}, 1;")
-            e.prologue.append(f"\tmul.lo.u32 {t}, {t}, {c};")
-            i += 1
-        if acc is None:
-            acc = t
-        else:
-            e.prologue.append(f"\txor.b32 {acc}, {acc}, {t};")
-    assert acc is not None
-    e._special[key] = acc
-    return acc
-
-
 def _parity(e: Emitter, mask: int) -> Reg:
     """A predicate: whether ``%tid.x & mask`` has an odd number of bits."""
     key = f"convert.parity:{mask}"
@@ -141,18 +102,6 @@ def _parity(e: Emitter, mask: int) -> Reg:
     e.prologue.append(f"\tsetp.ne.u32 {p}, {t}, 0;")
     e._special[key] = p
     return p
-
-
-def _owner(e: Emitter, mask: int) -> Reg:
-    """A predicate: whether ``%tid.x & mask`` is zero."""
-    key = f"convert.owner:{mask}"
-    if key not in e._special:
-        tid = e.special("tid")
-        p, t = e.fn.reg("pred"), e.fn.reg("b32")
-        e.prologue.append(f"\tand.b32 {t}, {tid}, {mask};")
-        e.prologue.append(f"\tsetp.eq.u32 {p}, {t}, 0;")
-        e._special[key] = p
-    return e._special[key]
 
 
 def _select(e: Emitter, cls: str, values: Sequence[Reg], preds: Sequence[Reg]) -> Reg:
@@ -210,7 +159,7 @@ def _per_word(cls: str) -> int:
 def _shuffle(e: Emitter, cls: str, regs: list[Reg], move: ShuffleMove) -> list[Reg]:
     send_pick = _selector(e, move.send_thread)
     place_pick = _selector(e, move.place_thread)
-    lane_thread = _thread_value(e, move.lane_thread)
+    lane_thread = e.thread_xor(list(move.lane_thread.terms))
     # rounds that read the same lane's same register are one round
     keys = list(dict.fromkeys(zip(move.send, move.lane)))
     by_lane: dict[int, list[tuple[int, int]]] = {}
@@ -322,7 +271,7 @@ def store_shared(e: Emitter, cls: str, regs: list[Reg], move: SharedMove, at: in
     ``at`` bytes into the scratch area (the caller reserves it and places the barriers)."""
     nbytes = move.elem_bits // 8
     store_slot = _selector(e, move.store.slot_thread)
-    owner = _owner(e, move.copies) if move.copies else None
+    owner = e.thread_owner(move.copies)
     for addr, imm, group in accesses(e, move.store, nbytes, at):
         values = [store_slot(cls, lambda x, i=i, g=group: regs[g[i ^ x]]) for i in range(len(group))]
         units = _pack(e, cls, values, move.elem_bits)
@@ -353,7 +302,7 @@ def accesses(e: Emitter, side: SharedSide, nbytes: int, at: int = 0) -> list[tup
     """``(address register, byte immediate, registers)`` per vector access of ``side`` to a
     buffer of ``nbytes``-byte elements that starts ``at`` bytes into the scratch area."""
     base = e.smem_base()
-    thread = _thread_value(e, side.address_thread, nbytes)
+    thread = e.thread_xor([t * nbytes for t in side.address_thread.terms])
     if isinstance(thread, int):
         start: Reg = base
     else:

@@ -40,7 +40,6 @@ from .lower_buffers import (
     index_address,
     mem_type,
     operands,
-    owner,
     pack,
     plan,
     shared_address,
@@ -225,7 +224,7 @@ def async_load(e: Emitter, op: Operation) -> None:
         access = plan(e, layout, buf, max_vec=v)
     size = v * nbytes
     kind = "cg" if size == 16 else "ca"
-    guard = owner(e, access.copies)
+    guard = e.thread_owner(access.copies)
     cls, bits = reg_class(buf.element), buf.element.bits
     for addr, imm, group in accesses(e, base, access, nbytes):
         src = ptrs[group[0]]
@@ -262,7 +261,7 @@ def _sync_copy(e: Emitter, op: Operation, base: Reg, buf: MemDescType, layout: L
     cls, bits = reg_class(buf.element), buf.element.bits
     ty = "u8" if bits == 8 else f"b{bits}"
     access = plan(e, layout, buf)
-    guard = owner(e, access.copies)
+    guard = e.thread_owner(access.copies)
     for addr, imm, group in accesses(e, base, access, bits // 8):
         values = []
         for r in group:
