@@ -103,7 +103,9 @@ class Param:
         return f"argument {index} '{self.name}' ({self})"
 
 
-_TENSORDESC = re.compile(r"tensordesc\s*<\s*(\w+)\s*\[([\d,\s]*)\]\s*>")
+# a host TMA descriptor parameter, Triton's spelling: tensordesc<fp16[64, 64]> (the compiler's
+# signatures read it with this too)
+TENSORDESC = re.compile(r"tensordesc\s*<\s*(\w+)\s*\[([\d,\s]*)\]\s*>")
 
 
 def parse_param(entry: Any, name: str) -> Param:
@@ -151,7 +153,7 @@ def parse_param(entry: Any, name: str) -> Param:
 
 def _parse_tensordesc(text: str, name: str) -> Param:
     """``tensordesc<fp16[64,64]>`` (Triton's spelling, spaces allowed) to a Param."""
-    m = _TENSORDESC.fullmatch(text)
+    m = TENSORDESC.fullmatch(text)
     if m is None:
         raise ValueError(f"parameter '{name}': cannot read the TMA descriptor type {text!r}; write it as "
                          "tensordesc<fp16[64,64]> (element type, then the block shape)")

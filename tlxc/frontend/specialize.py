@@ -10,7 +10,6 @@ dict when compiling ahead of time.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,13 +50,12 @@ class ArgSpec:
         return base + (f":{self.divisibility}" if self.divisibility > 1 else "")
 
 
-_TENSORDESC = re.compile(r"tensordesc\s*<\s*(\w+)\s*\[([\d,\s]*)\]\s*>")
-
-
 def _parse_tensordesc(text: str) -> ArgSpec:
     """``tensordesc<fp16[64,64]>`` (a host TMA descriptor of 64x64 blocks of fp16; Triton
     writes ``tensordesc<fp16[64, 64]>``) to an ArgSpec."""
-    m = _TENSORDESC.fullmatch(text.strip())
+    from ..runtime.args import TENSORDESC  # the runtime's own reading of the spelling
+
+    m = TENSORDESC.fullmatch(text.strip())
     if m is None:
         raise SemanticError("TLXC-SIG-001", f"cannot read the descriptor type {text!r}",
                             "write a host TMA descriptor as tensordesc<fp16[64,64]>: the element type, then the "
@@ -73,22 +71,6 @@ def _parse_tensordesc(text: str) -> ArgSpec:
         raise SemanticError("TLXC-SIG-001", f"the block shape of {text!r} must have 1 to 5 dimensions, each a "
                             "positive power of two")
     return ArgSpec(TensorDescType(block, elem))
-
-
-def split_signature(text: str) -> list[str]:
-    """A signature string split at its top-level commas (``tensordesc<fp16[64,64]>`` holds
-    commas of its own); empty entries dropped."""
-    parts, depth, start = [], 0, 0
-    for i, c in enumerate(text):
-        if c in "<[(":
-            depth += 1
-        elif c in ">])":
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return [p for p in (x.strip() for x in parts) if p]
 
 
 def parse_type(text: str) -> ArgSpec:
@@ -153,6 +135,8 @@ def parse_signature(sig: Any, runtime_params: list[str], constexpr_params: list[
                 raise SemanticError("TLXC-SIG-001", f"signature names '{k}', which is not a runtime parameter")
             specs[k] = v if isinstance(v, ArgSpec) else parse_type(str(v))
     else:
+        from ..runtime.args import split_signature  # the runtime splits signatures the same way
+
         parts = split_signature(str(sig))
         if len(parts) == len(all_params) and len(all_params) != len(runtime_params):
             specs = {}
