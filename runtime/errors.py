@@ -18,6 +18,14 @@ class NoGPUError(TlxcRuntimeError):
     Raised at the first launch or device allocation, never at import."""
 
 
+#: What a kernel that executed ``trap`` leaves behind (the next driver call reports it).
+TRAP_ERRORS = frozenset({"CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_ILLEGAL_INSTRUCTION"})
+TRAP_HINT = ("a tlxc kernel traps when a tl.device_assert fails, and when the dividend of a '%' in index "
+             "arithmetic is negative where the compiler assumed it was not to vectorize a memory access "
+             "(as Triton assumes it without checking); kernel.interpret[grid](...) reports a failing "
+             "device_assert with its line")
+
+
 class CudaError(TlxcRuntimeError):
     """A CUDA driver call failed. ``call`` is the driver function, ``result`` the
     ``CUresult`` value and ``name`` its name (``CUDA_ERROR_INVALID_VALUE``)."""
@@ -33,6 +41,8 @@ class CudaError(TlxcRuntimeError):
             text += f" ({description})"
         if detail:
             text += f"\n{detail}"
+        if name in TRAP_ERRORS:
+            text += "\n" + TRAP_HINT
         super().__init__(text)
 
     def __reduce__(self):  # noqa: ANN204 - pickling across processes keeps the fields

@@ -7,7 +7,10 @@ elements, with ``for`` and ``while`` loops and ``if``s, every integer op the ana
 shape ops and ``addptr``. Arguments honor their ``arg_divisibility``, as launches do, and
 are often negative (the analysis never assumes an argument's sign). The one assumption
 of the analysis that a random kernel could break, no wraparound, is kept by bounding
-every value when the kernel is generated (``Gen.bound``) and checked at run time.
+every value when the kernel is generated (``Gen.bound``) and checked at run time. The
+other, a non-negative dividend where ``rem`` is listed in ``assumed_non_negative``, is
+what the generated code checks on the GPU (it traps): a run whose dividend there is
+negative stops being checked at that op, as the kernel would stop.
 """
 
 from __future__ import annotations
@@ -452,8 +455,11 @@ class CheckingCompiler(Compiler):
         self.infos = infos
         self.failures: list[str] = []
         self.largest = 0
+        self.trapped = False  # a checked assumption failed: the GPU kernel stops there
 
     def compare(self, env: list[Any], pairs: list[tuple[int, Value]]) -> None:
+        if self.trapped:
+            return
         for slot, value in pairs:
             x = np.asarray(env[slot])
             unit = value.type.scalar.pointee.itemsize if isinstance(value.type.scalar, PointerType) else 1
@@ -472,8 +478,11 @@ class CheckingCompiler(Compiler):
     def op(self, op: Operation) -> Any:
         step = super().op(op)
         pairs = [(self.slot(r), r) for r in op.results if _tracked(r)]
+        dividend = self.slot(op.operands[0]) if op in self.infos.assumed_non_negative else None
 
         def checked(env: list[Any]) -> None:
+            if dividend is not None and np.any(np.asarray(env[dividend]) < 0):
+                self.trapped = True
             step(env)
             self.compare(env, pairs)
 

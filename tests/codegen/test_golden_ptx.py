@@ -79,6 +79,35 @@ def test_vector_add_loads_one_element_when_n_is_unknown(arch: str) -> None:
     # CHECK:       ret;
 
 
+@tlxc.jit
+def wrapped_rows(x_ptr, y_ptr, N, SHIFT, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    first = (pid - SHIFT) * BLOCK  # of unknown sign, as in the grouped GEMM ordering
+    cols = (first + tl.arange(0, BLOCK)) % N
+    tl.store(y_ptr + pid * BLOCK + tl.arange(0, BLOCK), tl.load(x_ptr + cols))
+
+
+def test_rem_of_a_dividend_of_unknown_sign_vectorizes_behind_a_trap(arch: str) -> None:
+    """``(first + arange) % N`` is a run only if ``first >= 0``, which no rule proves here.
+    As in Triton the load is vectorized anyway, but each thread first tests its dividends
+    and traps on a negative one (axis-info assumption (4)): a wrong guess stops the kernel
+    instead of loading other elements."""
+    ptx = _ptx(wrapped_rows, "*fp16:16,*fp16:16,i32:16,i32", (("BLOCK", 1024),), arch)
+    filecheck(ptx, test_rem_of_a_dividend_of_unknown_sign_vectorizes_behind_a_trap, arch)
+    # CHECK-LABEL: .visible .entry wrapped_rows(
+    # CHECK:       .loc {{.*}}
+    # CHECK-COUNT-8: add.s32
+    # CHECK-COUNT-6: or.b32
+    # CHECK-NEXT:  or.b32 [[ALL:%r[0-9]+]], {{%r[0-9]+}}, {{%r[0-9]+}};
+    # CHECK-NEXT:  setp.lt.s32 [[NEG:%p[0-9]+]], [[ALL]], 0;
+    # CHECK-NEXT:  @[[NEG]] trap;
+    # CHECK-NEXT:  rem.s32
+    # CHECK-NOT:   trap
+    # CHECK:       ld.global.v4.b32
+    # CHECK-NOT:   ld.global.b16
+    # CHECK:       st.global.v4.b32
+
+
 def test_vector_add_line_info(arch: str) -> None:
     """``.loc`` lines point each access at its source line and column in
     examples/vector_add.py (what cuda-gdb, compute-sanitizer and Nsight show)."""

@@ -82,3 +82,15 @@ def test_no_device_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
         LoadedKernel(b"\x7fELF", "k", [])((1,), ())
     assert not driver.gpu_available()
     assert "no NVIDIA GPU" in driver.no_gpu_reason()
+
+
+def test_a_trapped_kernel_is_explained() -> None:
+    """A kernel that executed ``trap`` (a failed device_assert, a negative ``%`` dividend
+    the compiler assumed non-negative) shows up as a failed launch at the next driver call:
+    its message says what makes tlxc kernels trap; other errors do not get that text."""
+    from tlxc.runtime.errors import CudaError
+
+    trapped = str(CudaError("cuCtxSynchronize", 719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"))
+    assert trapped.startswith("cuCtxSynchronize failed: CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)")
+    assert "device_assert" in trapped and "'%'" in trapped
+    assert "traps" not in str(CudaError("cuMemAlloc", 2, "CUDA_ERROR_OUT_OF_MEMORY"))

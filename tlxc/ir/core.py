@@ -46,6 +46,18 @@ class VerificationError(Exception):
         self.op = op
 
 
+class _Edits:
+    """How many structural edits (ops added, removed, operands or uses replaced) the IR
+    has seen in this process: the pass pipeline compares it before and after a round of
+    canonicalization to know whether the round changed anything."""
+
+    count = 0
+
+
+def edit_count() -> int:
+    return _Edits.count
+
+
 class Value:
     """An SSA value: an op result or a block argument."""
 
@@ -59,6 +71,8 @@ class Value:
     def replace_all_uses_with(self, new: "Value") -> None:
         if new is self:
             return
+        if self.uses:
+            _Edits.count += 1
         for user in list(self.uses):
             for i, v in enumerate(user.operands):
                 if v is self:
@@ -117,16 +131,19 @@ class Block:
         return arg
 
     def append(self, op: "Operation") -> "Operation":
+        _Edits.count += 1
         op.parent = self
         self.ops.append(op)
         return op
 
     def insert(self, index: int, op: "Operation") -> "Operation":
+        _Edits.count += 1
         op.parent = self
         self.ops.insert(index, op)
         return op
 
     def remove(self, op: "Operation") -> None:
+        _Edits.count += 1
         self.ops.remove(op)
         op.parent = None
 
@@ -307,6 +324,7 @@ class Operation:
 
     def set_operand(self, index: int, value: Value) -> None:
         old = self.operands[index]
+        _Edits.count += 1
         if self in old.uses:
             old.uses.remove(self)
         self.operands[index] = value

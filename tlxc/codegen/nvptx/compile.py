@@ -2,7 +2,8 @@
 the runtime needs.
 
 Steps: ``tl.dot`` rewritten to wgmma where the target has it, buffer layouts (NVMMA
-swizzles), layout assignment (with this target's facts), shared-memory allocation,
+swizzles), layout assignment (with this target's facts) and the dead code it leaves,
+shared-memory allocation,
 hazard barriers and proxy fences, the emitter over the kernel's body, then the
 ``.entry`` with its parameters, registers and shared memory (the buffers, then the
 scratch area of layout conversions and reductions).
@@ -16,7 +17,7 @@ from ...errors import CompilationError
 from ...ir import ops
 from ...ir.analysis.axis_info import analyze
 from ...ir.layout.target import LayoutTarget
-from ...ir.passes import buffer_layouts, dot_to_wgmma, layouts, membar, smem_alloc, tma_staging
+from ...ir.passes import buffer_layouts, dce, dot_to_wgmma, layouts, membar, smem_alloc, tma_staging
 from ...ir.passes.options import PassOptions
 from ...ir.types import DType, Kind, PointerType, TensorDescType
 from . import (  # noqa: F401  (importing a lowering module registers its rules)
@@ -97,6 +98,7 @@ def generate(module, arch: str, timings: dict[str, float] | None = None, maxnreg
         module = dot_to_wgmma.run(module, options)
     module = buffer_layouts.run(module, options)
     module = layouts.run(module, options)
+    module = dce.run(module, options)  # what layout assignment computed again elsewhere
     if timings is not None:
         timings["layouts"] = time.perf_counter() - t0
     t0 = time.perf_counter()

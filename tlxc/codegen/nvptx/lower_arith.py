@@ -102,6 +102,24 @@ def elementwise(e: Emitter, op: Operation, body: Callable[[list[Reg]], Reg]) -> 
     e.set(op.result, out)
 
 
+def trap_if_negative(e: Emitter, regs: list[Reg], cls: str) -> None:
+    """Stop the kernel (``trap``) if any of this thread's ``regs`` is negative: the run-time
+    check of a ``%`` dividend that the axis analysis assumed non-negative (its assumption
+    (4)), one OR of the values and one sign test per thread."""
+    width = int(cls[1:])
+    acc = None
+    for r in dict.fromkeys(regs):
+        if acc is None:
+            acc = r
+            continue
+        d = e.fn.reg(cls)
+        e.fn.emit(f"or.b{width} {d}, {acc}, {r}")
+        acc = d
+    p = e.fn.reg("pred")
+    e.fn.emit(f"setp.lt.s{width} {p}, {acc}, 0")
+    e.fn.emit("trap", p)
+
+
 _INT_OPS = {"add": "add", "sub": "sub", "mul": "mul.lo", "idiv": "div", "rem": "rem", "minimum": "min",
             "maximum": "max"}
 _BIT_OPS = {"and": "and", "or": "or", "xor": "xor"}
@@ -129,6 +147,9 @@ def binary(e: Emitter, op: Operation) -> None:
 
     if t.kind == Kind.FLOAT:
         return elementwise(e, op, lambda a: float_binary(e, op, t, name, a[0], a[1]))
+
+    if name == "rem" and e.axis is not None and op in e.axis.assumed_non_negative:
+        trap_if_negative(e, e.get(op.operands[0]).regs, cls)
 
     def int_body(a: list[Reg]) -> Reg:
         d = e.fn.reg(cls)

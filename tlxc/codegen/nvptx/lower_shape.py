@@ -28,6 +28,13 @@ def arange(e: Emitter, op: Operation) -> None:
     layout = op.result.type.layout
     t = e.thread_coords(layout, 0)
     start = op.attrs["start"]
+    # the coordinate bits that lanes and warps set: a register constant with none of them
+    # is *added* (XOR of disjoint bits), which ptxas folds into the addresses it feeds
+    thread_bits = 0
+    for src in ("lane", "warp"):
+        if layout.has_in_dim(src):
+            for basis in layout.in_bases(src):
+                thread_bits |= basis[0]
     out: list[Reg] = []
     cache: dict[int, Reg] = {}
     for r in range(layout.in_dim_size("register")):
@@ -38,6 +45,8 @@ def arange(e: Emitter, op: Operation) -> None:
         d = e.fn.reg("b32")
         if isinstance(t, int):
             e.fn.emit(f"mov.u32 {d}, {(c ^ t) + start}")
+        elif not c & thread_bits:
+            e.fn.emit(f"add.s32 {d}, {t}, {c + start}")
         else:
             e.fn.emit(f"xor.b32 {d}, {t}, {c}")
             if start:

@@ -37,7 +37,13 @@ non-negativity are kept through ``add``/``mul``/``shl``/``convert`` as if intege
 unbounded (Triton assumes the same; divisibility needs no such assumption, as wrapping
 keeps the low bits). (2) A pointer argument is aligned to its pointee's size (what a
 typed access needs anyway), and to more if the signature promises it. (3) Hints
-(``multiple_of``, ``max_contiguous``) are true. Everything else is proved from the op
+(``multiple_of``, ``max_contiguous``) are true. (4) The dividend of a signed ``%`` is
+non-negative where that makes the remainder a run (``(pid_n * BLOCK + arange(BLOCK)) % N``,
+whose sign no local rule can prove when ``pid_n`` comes through subtractions); Triton
+assumes the same without checking. tlxc checks it: such ``rem`` ops are listed in
+``AxisInfoMap.assumed_non_negative`` and the code generator makes each thread test its
+dividends at run time and trap on a negative one, so a wrong assumption stops the kernel
+instead of loading the wrong elements. Everything else is proved from the op
 semantics in ``tlxc/ir/ops``; each rule's docstring says what it relies on, and
 ``tests/analysis/test_axis_info_soundness.py`` checks the rules against the interpreter.
 A loop-carried value or an ``if`` result gets the meet of everything that can flow into
@@ -264,13 +270,15 @@ def _idiv(a: AxisInfo, b: AxisInfo, t: Type) -> AxisInfo:
     return AxisInfo((1,) * a.rank, tuple(div), tuple(k), None, a.non_negative and b.non_negative)
 
 
-def _rem(a: AxisInfo, b: AxisInfo, t: Type) -> AxisInfo:
+def _rem(a: AxisInfo, b: AxisInfo, t: Type, assume_non_negative: bool = False) -> AxisInfo:
     """Remainder with the dividend's sign. ``a % b`` is a run where ``_aligned_chunk``
     allows and ``a >= 0`` (``-8 % 8, -7 % 8`` is ``0, -7``); a run start ``r = t - q*b`` is
     a multiple of what divides both ``t`` and ``b``, and ``0`` when ``b = +-2**p`` divides
-    ``t``."""
+    ``t``. ``assume_non_negative``: take ``a >= 0`` as given (assumption (4))."""
     if b.constant in (1, -1):
         return _constant(0, t)
+    if assume_non_negative:
+        a = AxisInfo(a.contiguity, a.divisibility, a.constancy, a.constant, True)
     c, div, k = [], [], []
     p = abs(b.constant) if b.constant is not None else 0
     for d in range(a.rank):
@@ -495,8 +503,11 @@ class AxisInfoMap:
     """The result of ``analyze``: an ``AxisInfo`` for every integer and pointer value of
     the function (floats and other untracked values read as "nothing known")."""
 
-    def __init__(self, infos: dict[Value, AxisInfo]) -> None:
+    def __init__(self, infos: dict[Value, AxisInfo], assumed_non_negative: frozenset[Operation] = frozenset()) -> None:
         self._infos = infos
+        #: the ``rem`` ops whose dividend is assumed non-negative (assumption (4) of the
+        #: module docstring): the code generator must check each at run time
+        self.assumed_non_negative = assumed_non_negative
 
     def __contains__(self, value: Value) -> bool:
         return value in self._infos
@@ -544,12 +555,13 @@ def analyze(func: Operation) -> AxisInfoMap:
         else:
             a.set(arg, _scalar(pow2_divisor(max(int(div), 1))))
     a.block(func.body)
-    return AxisInfoMap(a.infos)
+    return AxisInfoMap(a.infos, frozenset(a.assumed))
 
 
 class _Analyzer:
     def __init__(self) -> None:
         self.infos: dict[Value, AxisInfo] = {}
+        self.assumed: set[Operation] = set()  # rem ops relying on assumption (4)
 
     def get(self, v: Value) -> AxisInfo:
         info = self.infos.get(v)
@@ -653,6 +665,8 @@ class _Analyzer:
                 return _choose(a, b, _unit(t), cond.constancy)
             case "reduce":
                 return self.reduce(op, xs[0])
+            case "rem" if _is_int(t) and not xs[0].non_negative and _fold("rem", xs[0], xs[1], t) is None:
+                return self.rem_assuming(op, xs[0], xs[1], t)
             case name if name in ev.INT_BINARY and _is_int(t):
                 return self.binary(op.NAME, xs[0], xs[1], t)
             case "neg" | "abs" | "not":
@@ -687,6 +701,17 @@ class _Analyzer:
                 nn = (a.non_negative and b.non_negative) if name == "minimum" else (a.non_negative or b.non_negative)
                 return AxisInfo(r.contiguity, r.divisibility, r.constancy, r.constant, nn)
         return AxisInfo.unknown(a.rank)
+
+    def rem_assuming(self, op: Operation, a: AxisInfo, b: AxisInfo, t: Type) -> AxisInfo:
+        """``a % b`` with a dividend not known to be non-negative: under assumption (4)
+        when that gives longer runs (the op is then recorded, to be checked), else as proved."""
+        proved = _rem(a, b, t)
+        assumed = _rem(a, b, t, assume_non_negative=True)
+        if assumed.contiguity == proved.contiguity:
+            self.assumed.discard(op)
+            return proved
+        self.assumed.add(op)
+        return assumed
 
     def reduce(self, op: Operation, x: AxisInfo) -> AxisInfo:
         """The reduced axis goes; equal slices along another axis reduce to equal values.

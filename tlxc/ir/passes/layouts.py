@@ -14,8 +14,11 @@ vectorized along its last dim by the widest access that the axis analysis proves
 the loads and stores of that shape; creation ops (``arange``, ``splat``, constants) and
 ``broadcast`` results use it -- except a broadcast of a reduction back to the shape it
 was reduced from (``x - tl.max(x, 1)[:, None]``), which takes the reduced tile's
-layout. This covers the usual kernels with few conversions; a
-later version will propagate layouts from anchors (loads, dots) to cut the rest.
+layout. Where an op needs an operand in another layout, index arithmetic (integer,
+pointer and boolean tiles built from scalars by cheap ops) is computed again in that
+layout rather than converted (``rematerialize``); other values are converted. This
+covers the usual kernels with few conversions; a later version will propagate layouts
+from anchors (loads, dots) to cut the rest.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from ..core import Operation, Value
 from ..layout import shape_ops
 from ..layout.common import blocked, slice_layout
 from ..layout.linear import LayoutError, LinearLayout
-from ..types import DType, MemDescType, PointerType, TileType
+from ..types import DType, Kind, MemDescType, PointerType, TileType
 from .options import PassOptions
 
 _ELEMENTWISE = (
@@ -38,6 +41,9 @@ _ELEMENTWISE = (
     ops.AbsOp, ops.FmaOp, ops.ConvertOp, ops.BitcastOp, ops.PtrToIntOp, ops.IntToPtrOp, ops.AddPtrOp,
     ops.MultipleOfOp, ops.MaxContiguousOp, *ops.MATH_OPS.values(),
 )
+
+
+REMAT_LIMIT = 24  # ops rebuilt for one operand at most
 
 
 def _bytes(t: DType | PointerType) -> int:
@@ -53,6 +59,7 @@ class _Assigner:
         self.async_dot_a_layout = options.async_dot_a_layout
         self.num_warps = func.attrs["num_warps"]
         self.vec: dict[tuple[int, ...], int] = {}
+        self.remat: dict[tuple[Value, LinearLayout], Value] = {}  # values rebuilt in another layout
         self.canon: dict[tuple[tuple[int, ...], int], LinearLayout] = {}
         axis = analyze(func)
         for op in func.walk():
@@ -127,16 +134,87 @@ class _Assigner:
         v = op.operands[index]
         if v.type.layout == layout:
             return
-        src = v.owner if hasattr(v, "op") else None
-        with Builder(None).before(op) as b:
-            b.loc = op.loc
-            want = TileType(v.type.shape, v.type.element, layout)
-            if isinstance(src, (ops.ConstantOp, ops.SplatOp)):
-                # a constant or splat is rebuilt in the wanted layout instead of moving data
-                new = b.create(type(src), list(src.operands), [want], dict(src.attrs), loc=src.loc)
-            else:
-                new = b.create(ops.ConvertLayoutOp, [v], [want])
-        op.set_operand(index, new.result)
+        new = self.rematerialize(v, layout)
+        if new is None:
+            with Builder(None).before(op) as b:
+                b.loc = op.loc
+                new = b.value(ops.ConvertLayoutOp, [v], TileType(v.type.shape, v.type.element, layout))
+        op.set_operand(index, new)
+
+    # -- rematerialization: index arithmetic rebuilt in the layout a consumer wants ------------------
+    def rematerialize(self, v: Value, layout: LinearLayout) -> Value | None:
+        """``v`` computed again in ``layout`` from the same scalars, when it is a constant
+        or a splat, or cheap index arithmetic: ``arange`` and integer / pointer / boolean
+        elementwise ops and ``expand_dims`` of them, at most ``REMAT_LIMIT`` ops (Triton's
+        backward rematerialization does the same). Not through a ``broadcast``: the
+        full-size intermediate tiles it would rebuild cost more registers than a
+        conversion of the small operand (measured: spills in a batched dot). Each
+        rebuilt op goes right after the op it copies, so it is computed where that was
+        (outside a loop that only uses it); None: convert instead."""
+        plan: dict[tuple[Value, LinearLayout], tuple[Operation, list[LinearLayout | None]]] = {}
+        if not self._plan(v, layout, plan, [REMAT_LIMIT]):
+            return None
+        for (old, lay), (src, wants) in plan.items():  # dependencies first
+            operands = [u if want is None or u.type.layout == want else self.remat[(u, want)]
+                        for u, want in zip(src.operands, wants)]
+            block = src.parent
+            b = Builder(block)
+            b.index = block.ops.index(src) + 1
+            new = b.create(type(src), operands, [TileType(old.type.shape, old.type.element, lay)], dict(src.attrs),
+                           loc=src.loc)
+            self.remat[(old, lay)] = new.result
+        return self.remat[(v, layout)]
+
+    def _plan(self, v: Value, layout: LinearLayout, plan: dict, budget: list[int]) -> bool:
+        """Add what rebuilding ``v`` in ``layout`` takes to ``plan`` (False: too much or not
+        possible); ``budget[0]``: ops that may still be added."""
+        key = (v, layout)
+        if v.type.layout == layout or key in self.remat or key in plan:
+            return True
+        src = getattr(v, "op", None)
+        if src is None or len(src.results) != 1 or budget[0] <= 0:
+            return False
+        budget[0] -= 1
+        wants: list[LinearLayout | None] = [None] * len(src.operands)
+        if isinstance(src, (ops.ConstantOp, ops.SplatOp)):  # of any element type
+            return self._planned(key, src, wants, plan)
+        element = v.type.element
+        if not isinstance(element, PointerType) and element.kind == Kind.FLOAT:
+            return False
+        if isinstance(src, ops.ArangeOp):
+            pass
+        elif isinstance(src, ops.ExpandDimsOp):
+            axis = src.attrs["axis"]
+            try:
+                inner = slice_layout(layout, axis)
+                if shape_ops.expand_dims(inner, axis) != layout:
+                    return False
+            except LayoutError:
+                return False
+            wants[0] = inner
+        elif isinstance(src, _ELEMENTWISE):
+            wants = [layout if isinstance(u.type, TileType) else None for u in src.operands]
+        else:
+            return False
+        for u, want in zip(src.operands, wants):
+            if want is not None and not self._plan(u, want, plan, budget):
+                return False
+        return self._planned(key, src, wants, plan)
+
+    @staticmethod
+    def _planned(key: tuple[Value, LinearLayout], src: Operation, wants: list[LinearLayout | None],
+                 plan: dict) -> bool:
+        plan[key] = (src, wants)
+        return True
+
+    def broadcast_source(self, op: Operation, result: LinearLayout) -> LinearLayout:
+        """The layout a broadcast's operand must have for a result in ``result``: the same
+        threads hold the same elements, projected on the size-1 dims."""
+        want = result
+        for d, n in enumerate(op.operands[0].type.shape):
+            if n == 1 and op.result.type.shape[d] != 1:
+                want = shape_ops.expand_dims(slice_layout(want, d), d)
+        return want
 
     def tile_operands(self, op: Operation) -> list[int]:
         return [i for i, v in enumerate(op.operands) if isinstance(v.type, TileType)]
@@ -198,12 +276,7 @@ class _Assigner:
         elif isinstance(op, ops.BroadcastOp):
             res = self.reduced_from(op.operands[0], op.result.type.shape) or self.canonical(op.result.type.shape)
             self.set_layout(op.result, res)
-            src_shape = op.operands[0].type.shape
-            want = res
-            for d, n in enumerate(src_shape):
-                if n == 1 and op.result.type.shape[d] != 1:
-                    want = shape_ops.expand_dims(slice_layout(want, d), d)
-            self.require(op, 0, want)
+            self.require(op, 0, self.broadcast_source(op, res))
         elif isinstance(op, ops.AsyncDotOp):
             chosen = self.async_dot_layout(op, self.num_warps) if self.async_dot_layout is not None else None
             self.set_layout(op.result, chosen or self.canonical(op.result.type.shape))

@@ -20,7 +20,7 @@ import time
 from typing import Callable, Iterable, TextIO, Union
 
 from ...errors import CompilationError, InternalCompilerError
-from ..core import Location, Operation, VerificationError
+from ..core import Location, Operation, VerificationError, edit_count
 from ..printer import print_ir
 from . import cse, dce, fold
 from .options import DEFAULT_OPTIONS, PassOptions
@@ -87,13 +87,14 @@ class _Runner:
         return module
 
     def run_group(self, module: Operation, name: str, entries: list[Entry]) -> Operation:
-        before = self.fingerprint(module, name)
+        """Run ``entries`` until a round leaves the module as it was: no structural edit
+        (``core.edit_count``; passes edit only through the core's methods) and the same
+        module object."""
         for _ in range(self.options.max_iterations):
+            before, given = edit_count(), module
             module = self.run_list(module, entries)
-            after = self.fingerprint(module, name)
-            if after == before:
+            if edit_count() == before and module is given:
                 break
-            before = after
         return module
 
     def run_pass(self, module: Operation, name: str, fn: PassFn) -> Operation:
@@ -124,11 +125,6 @@ class _Runner:
         except VerificationError as e:
             raise InternalCompilerError(where, f"produced invalid IR: {e}", _loc(e.op)) from e
 
-    def fingerprint(self, module: Operation, group: str) -> str:
-        try:
-            return print_ir(module)
-        except Exception as e:  # a pass left a value used before its definition
-            raise InternalCompilerError(f"pass group '{group}'", f"{type(e).__name__}: {e}") from e
 
 
 def _loc(op: Operation | None) -> Location | None:
