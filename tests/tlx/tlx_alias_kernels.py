@@ -47,12 +47,16 @@ def distinct_overlap(x_ptr, y_ptr, raw_ptr, B: tl.constexpr):
 def nested_group_size(x_ptr, p_ptr, alpha_ptr, B: tl.constexpr):
     """shared(qk f32 [2], distinct(reuse_group(p f16 [4], group_size=2), alpha f32 (B, 1)
     [2])): p[2i] and p[2i+1] overlay qk[i]; alpha[i] sits after them in qk[i]. Writes qk,
-    reads the others back (the test works out the bytes with numpy)."""
+    reads the others back (the test works out the bytes with numpy). The buffers are
+    pinned to the plain row-major layout: reading bytes through another buffer than the
+    one that wrote them is only defined when both lay their elements out alike (with the
+    default NVMMA swizzles a GPU would give other bytes than the interpreter)."""
     offs = tl.arange(0, B)[:, None] * B + tl.arange(0, B)[None, :]
     spec = tlx.storage_alias_spec()
-    qk = tlx.local_alloc((B, B), tl.float32, 2, reuse=spec)
-    p = tlx.local_alloc((B, B // 2), tl.float16, 4, reuse=spec)
-    alpha = tlx.local_alloc((B, 1), tl.float32, 2, reuse=spec)
+    plain = tlx.swizzled_shared_layout_encoding.make_default(2)
+    qk = tlx.local_alloc((B, B), tl.float32, 2, reuse=spec, layout=plain)
+    p = tlx.local_alloc((B, B // 2), tl.float16, 4, reuse=spec, layout=plain)
+    alpha = tlx.local_alloc((B, 1), tl.float32, 2, reuse=spec, layout=plain)
     spec.set_buffer_overlap(tlx.reuse_group(
         qk,
         tlx.reuse_group(tlx.reuse_group(p, group_size=2), alpha, group_type=tlx.reuse_group_type.distinct),
