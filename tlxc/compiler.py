@@ -22,9 +22,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from .frontend.kernel import KernelFunction
 
 TARGETS = ("sm_90a", "sm_100a", "gfx942", "gfx950", "gfx1250")
-# What each output needs; none of the code generators exist yet.
+# The family of targets that produces each output.
 OUTPUTS = {"ir": None, "ptx": "NVIDIA", "cubin": "NVIDIA", "sass": "NVIDIA", "llir": "AMDGPU",
            "amdgcn": "AMDGPU", "hsaco": "AMDGPU"}
+
+
+def _family(arch: str) -> str:
+    return "NVIDIA" if arch.startswith("sm_") else "AMDGPU"
 
 
 @dataclass(frozen=True)
@@ -65,8 +69,9 @@ class Artifacts(dict):
             if made:
                 return self[key]
         if key in OUTPUTS:
-            raise KeyError(f"'{key}' output is not available yet: the {OUTPUTS[key]} code generator is not part "
-                           f"of tlxc yet; available: {', '.join(sorted(self))}")
+            arch = self.producer.__self__.options.arch if self.producer is not None else "this target"
+            raise KeyError(f"'{key}' is not an output of {arch}: {OUTPUTS[key]} targets give it; available: "
+                           f"{', '.join(sorted(set(self) | {k for k, v in OUTPUTS.items() if v == _family(arch)}))}")
         raise KeyError(f"unknown output '{key}'; outputs are {', '.join(OUTPUTS)}")
 
 
@@ -86,6 +91,7 @@ class CompiledKernel:
     recompile_reason: str = ""
     # launch facts from code generation: kernel name, num_warps, shared bytes, registers...
     metadata: dict[str, Any] = field(default_factory=dict)
+    _amd_object: bytes = b""  # the AMDGPU relocatable object, until ld.lld links it (asm["hsaco"])
 
     def __post_init__(self) -> None:
         self.asm.producer = self._produce
@@ -102,6 +108,19 @@ class CompiledKernel:
                 from .codegen.nvptx.toolchain import nvdisasm
 
                 self.asm["sass"] = nvdisasm(self.asm["cubin"])
+                return True
+        elif self.options.arch.startswith("gfx"):
+            if key in ("llir", "amdgcn") and "llir" not in self.asm:
+                _amd(self, self.timings)
+                return key in self.asm
+            if key == "hsaco" and "hsaco" not in self.asm:
+                if "amdgcn" not in self.asm:
+                    _amd(self, self.timings)
+                from .codegen.amdgpu.toolchain import link_hsaco
+
+                t0 = time.perf_counter()
+                self.asm["hsaco"] = link_hsaco(self._amd_object)
+                self.timings["ld.lld"] = time.perf_counter() - t0
                 return True
         return False
 
@@ -146,3 +165,24 @@ def _nvidia(ck: CompiledKernel, timings: dict[str, float]) -> None:
         ck.asm["cubin"] = res.cubin
         ck.metadata.update(registers=res.registers, spill_stores=res.spill_stores, spill_loads=res.spill_loads,
                            static_shared=res.shared_bytes)
+
+
+def _amd(ck: CompiledKernel, timings: dict[str, float]) -> None:
+    """LLVM IR, assembly and the relocatable object for a gfx target; the figures of the
+    kernel (registers, LDS, scratch) from the code object metadata. The code object
+    (``asm["hsaco"]``) is linked on demand, since it needs ld.lld."""
+    from .codegen.amdgpu import compile as amdgpu
+    from .codegen.amdgpu.toolchain import compile_llvm_ir
+    from .ir.clone import clone
+
+    kernel = amdgpu.generate(clone(ck.module), ck.options.arch, timings)
+    obj = compile_llvm_ir(kernel.llvm_ir, ck.options.arch)
+    timings["llvm"] = obj.seconds
+    ck.asm["llir"] = kernel.llvm_ir
+    ck.asm["amdgcn"] = obj.asm
+    ck._amd_object = obj.obj
+    res = obj.kernel(kernel.name)
+    ck.metadata.update(name=kernel.name, num_warps=kernel.num_warps, wave_size=kernel.wave_size,
+                       shared=kernel.lds_bytes, params=kernel.params, arch=ck.options.arch, vgprs=res.vgprs,
+                       agprs=res.agprs, sgprs=res.sgprs, lds=res.lds_bytes, scratch=res.scratch_bytes,
+                       vgpr_spills=res.vgpr_spills, sgpr_spills=res.sgpr_spills)

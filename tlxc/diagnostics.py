@@ -59,8 +59,9 @@ _ENTRIES = [
                "and gfx1250"),
     Diagnostic("TLXC-CLI-002", "no single kernel to compile",
                "the file must define a @tlxc.kernel function; pick one with -k NAME when there are several"),
-    Diagnostic("TLXC-CLI-003", "output not available yet",
-               "this output comes with the code generator for the target; use --emit ir for now"),
+    Diagnostic("TLXC-CLI-003", "output not produced for this target, or a binary output without -o",
+               "NVIDIA targets give ptx, cubin and sass, AMD ones llvm, amdgcn and hsaco (all give ir); "
+               "write cubin and hsaco to a file with -o PATH"),
     Diagnostic("TLXC-CODEGEN-001", "construct not supported by this target's code generator yet",
                "run it in the interpreter, or rewrite it with supported operations; see the message for which"),
     Diagnostic("TLXC-RESOURCE-001", "the kernel needs more of a hardware resource than the target has",
@@ -86,6 +87,15 @@ _ENTRIES = [
                "use M a multiple of 64, N a multiple of 8 up to 256, and K a multiple of the instruction's K step"),
     Diagnostic("TLXC-TLX-005", "TLX operation not supported by tlxc or by this target yet",
                "see the message for what is missing; the interpreter and the listed alternatives work"),
+    Diagnostic("TLXC-TLX-006", "operation not available on this target",
+               "AMD operations (tlx.amd_*, AMD register layouts) compile for gfx942, gfx950 and gfx1250; NVIDIA "
+               "ones (TMA, async_dot, barrier_expect_bytes, named barriers, fences, tensor memory) for sm_90a and "
+               "sm_100a; keep target-specific code under a tl.constexpr flag"),
+    Diagnostic("TLXC-TLX-007", "invalid register-layout or MFMA-scheduling operation",
+               "amd_scheduled_mfma takes bf16 or fp16 a [M, K] and b [K, N] in dot-operand layouts (k_width 4 or "
+               "8) of acc's MFMA layout and an fp32 acc [M, N], all of rank 2 (or 3 with a batch); registers come "
+               "in groups of 1, 2, 4, 8, 16 or 32; layouts are tlx.amd_mfma_layout, tlx.dot_operand_layout or "
+               "tlx.amd_wmma_layout"),
     Diagnostic("TLXC-INTERP-004", "deadlock: a barrier wait that can never return",
                "check the barrier's arrive count, the expected bytes and the phase passed to barrier_wait"),
     Diagnostic("TLXC-INTERP-005", "a buffer read before its data arrived",

@@ -20,13 +20,13 @@ accumulator that an MMA still writes.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ...errors import CompilationError, InternalCompilerError
 from ...ir import ops
 from ...ir.core import Block, Operation, Value
+from ...ir.layout.common import all_register_coords
 from ...ir.layout.linear import LinearLayout
 from ...ir.types import BarrierType, DType, MemDescType, PointerType, TileType, TokenType, Type
 from .isa import NvidiaTarget
@@ -282,20 +282,6 @@ def num_regs(t: Type) -> int:
 def register_coords(layout: LinearLayout, r: int) -> tuple[int, ...]:
     """The constant part of register ``r``'s coordinate, per output dim."""
     return all_register_coords(layout)[r]
-
-
-@functools.lru_cache(maxsize=4096)
-def all_register_coords(layout: LinearLayout) -> tuple[tuple[int, ...], ...]:
-    """``register_coords`` of every register of ``layout``: register ``r``'s coordinate is
-    the XOR of the register bases of ``r``'s set bits, so each is one XOR away from that of
-    ``r`` without its lowest bit."""
-    bases = layout.in_bases("register") if "register" in layout.in_dims else ()
-    coords = [tuple(0 for _ in layout.out_dims)]
-    for r in range(1, 1 << len(bases)):
-        low = (r & -r).bit_length() - 1
-        prev = coords[r & (r - 1)]
-        coords.append(tuple(a ^ b for a, b in zip(prev, bases[low])))
-    return tuple(coords)
 
 
 def element_type(t: Type) -> DType | PointerType:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ...ir import ops
 from ...ir.core import Operation
 from ...ir.types import DType, Kind, PointerType
+from .. import access
 from .emitter import Emitter, lowers
 from .ptx import Reg, reg_class
 
@@ -33,19 +34,8 @@ def _mem_type(t: DType | PointerType) -> str:
 
 
 def vector_width(e: Emitter, op: Operation, elem_bytes: int) -> int:
-    """How many consecutive registers one instruction may move."""
-    ptr = op.operands[0]
-    layout = ptr.type.layout if ptr.type.shape else None
-    if layout is None or e.axis is None or elem_bytes > 8:
-        return 1
-    last = f"dim{len(ptr.type.shape) - 1}"
-    in_regs = layout.num_consecutive("register", last)
-    mask = op.operand("mask")
-    proven = e.axis.vector_elements(ptr, len(ptr.type.shape) - 1, elem_bytes, e.target.max_vector_bytes, mask)
-    v = min(in_regs, proven, max(1, e.target.max_vector_bytes // elem_bytes))
-    if elem_bytes == 1:
-        v = min(v, 4)
-    return max(1, v)
+    """How many consecutive registers one instruction may move (``codegen/access.py``)."""
+    return access.vector_width(e.axis, op, elem_bytes, e.target.max_vector_bytes)
 
 
 def owner_predicate(e: Emitter, layout: object) -> Reg | None:
@@ -53,14 +43,7 @@ def owner_predicate(e: Emitter, layout: object) -> Reg | None:
     key = ("owner", layout)
     if key in e._coords:
         return e._coords[key]  # type: ignore[return-value]
-    masks = []
-    for src in ("lane", "warp"):
-        bits = 0
-        for bit, basis in enumerate(layout.in_bases(src)):  # type: ignore[attr-defined]
-            if not any(basis):
-                bits |= 1 << bit
-        if bits:
-            masks.append((src, bits))
+    masks = access.replicated_bits(layout)  # type: ignore[arg-type]
     if not masks:
         e._coords[key] = None  # type: ignore[assignment]
         return None
@@ -162,7 +145,7 @@ def store(e: Emitter, op: Operation) -> None:
     cache = _CACHE[op.attrs["cache"]]
     layout = ptr_value.type.layout if ptr_value.type.shape else None
     owner = owner_predicate(e, layout) if layout is not None else _first_thread(e)
-    dup = _duplicate_registers(layout) if layout is not None else set()
+    dup = access.duplicate_registers(layout) if layout is not None else set()
     for start in range(0, len(ptrs), v):
         if start in dup:
             continue
@@ -198,13 +181,3 @@ def _first_thread(e: Emitter) -> Reg:
         e.prologue.append(f"\tsetp.eq.u32 {p}, {e.special('tid')}, 0;")
         e._coords[key] = p  # type: ignore[assignment]
     return e._coords[key]  # type: ignore[return-value]
-
-
-def _duplicate_registers(layout: object) -> set[int]:
-    """Registers that repeat an earlier register's element (a zero register basis)."""
-    bases = layout.in_bases("register")  # type: ignore[attr-defined]
-    zero_bits = [i for i, b in enumerate(bases) if not any(b)]
-    if not zero_bits:
-        return set()
-    n = 1 << len(bases)
-    return {r for r in range(n) if any(r >> b & 1 for b in zero_bits)}

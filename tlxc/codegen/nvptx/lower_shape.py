@@ -6,11 +6,10 @@ moves data, is in ``lower_convert``."""
 
 from __future__ import annotations
 
-from ...errors import InternalCompilerError
 from ...ir import ops
 from ...ir.core import Operation
-from ...ir.layout.linear import LinearLayout
 from ...ir.types import DType
+from ..remap import last_dim_in_registers, remap, reshape_projection
 from .emitter import Emitter, lowers, register_coords
 from .lower_convert import _smem_pass  # noqa: F401 (registers convert_layout; lower_dot imports it from here)
 from .ptx import Reg
@@ -81,37 +80,10 @@ def device_assert(e: Emitter, op: Operation) -> None:
         e.fn.emit("trap", p, negate=True)
 
 
-def remap(e: Emitter, op: Operation, src_layout: LinearLayout, dst_layout: LinearLayout,
-          project: callable, project_basis: callable | None = None) -> list[int]:
-    """For each register of ``dst_layout``, the register of ``src_layout`` that holds the
-    element it maps to under ``project`` (dst coords -> src coords), checking that both
-    layouts give that element to the same lane and warp (``project_basis`` maps a lane or
-    warp basis; by default the same linear map)."""
-    pb = project_basis or project
-    for src_dim in ("lane", "warp"):
-        a = [tuple(pb(tuple(b))) for b in dst_layout.in_bases(src_dim)]
-        b = [tuple(x) for x in src_layout.in_bases(src_dim)]
-        if a != b:
-            raise InternalCompilerError(
-                "nvptx", f"'{op.NAME}' needs its operand in a matching layout ({src_dim} bases {b} vs {a}); "
-                "layout assignment should have inserted a conversion", op.loc)
-    index: dict[tuple[int, ...], int] = {}
-    for r in range(src_layout.in_dim_size("register")):
-        index.setdefault(register_coords(src_layout, r), r)
-    out = []
-    for r in range(dst_layout.in_dim_size("register")):
-        key = tuple(project(register_coords(dst_layout, r)))
-        if key not in index:
-            raise InternalCompilerError("nvptx", f"'{op.NAME}': element {key} is not in the operand's registers",
-                                        op.loc)
-        out.append(index[key])
-    return out
-
-
 def _reindex(e: Emitter, op: Operation, project: callable) -> None:
     src = e.get(op.operands[0])
     dst_layout = op.result.type.layout
-    idx = remap(e, op, src.layout, dst_layout, project)
+    idx = remap("nvptx", op, src.layout, dst_layout, project)
     e.set(op.result, [src.regs[i] for i in idx])
 
 
@@ -136,35 +108,15 @@ def trans(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.ReshapeOp)
 def reshape(e: Emitter, op: Operation) -> None:
-    src_shape = op.operands[0].type.shape
-    dst_shape = op.result.type.shape
-
-    def project(c: tuple[int, ...]) -> tuple[int, ...]:
-        flat = 0
-        for x, n in zip(c, dst_shape):
-            flat = flat * n + x
-        out = []
-        for n in reversed(src_shape):
-            out.append(flat % n)
-            flat //= n
-        return tuple(reversed(out))
-
-    _reindex(e, op, project)
-
-
-def _last_dim_in_registers(op: Operation, layout: LinearLayout) -> None:
-    last = layout.num_out_dims - 1
-    for src in ("lane", "warp"):
-        if any(b[last] for b in layout.in_bases(src)):
-            raise InternalCompilerError("nvptx", f"'{op.NAME}' needs the last dim held in registers", op.loc)
+    _reindex(e, op, reshape_projection(op.operands[0].type.shape, op.result.type.shape))
 
 
 @lowers(ops.JoinOp)
 def join(e: Emitter, op: Operation) -> None:
     a, b = (e.get(v) for v in op.operands)
     dst = op.result.type.layout
-    _last_dim_in_registers(op, dst)
-    idx = remap(e, op, a.layout, dst, lambda c: c[:-1])
+    last_dim_in_registers("nvptx", op, dst)
+    idx = remap("nvptx", op, a.layout, dst, lambda c: c[:-1])
     regs = [(a if register_coords(dst, r)[-1] == 0 else b).regs[i] for r, i in enumerate(idx)]
     e.set(op.result, regs)
 
@@ -172,9 +124,9 @@ def join(e: Emitter, op: Operation) -> None:
 @lowers(ops.SplitOp)
 def split(e: Emitter, op: Operation) -> None:
     src = e.get(op.operands[0])
-    _last_dim_in_registers(op, src.layout)
+    last_dim_in_registers("nvptx", op, src.layout)
     for half, res in enumerate(op.results):
-        idx = remap(e, op, src.layout, res.type.layout, lambda c, h=half: c + (h,), lambda b: b + (0,))
+        idx = remap("nvptx", op, src.layout, res.type.layout, lambda c, h=half: c + (h,), lambda b: b + (0,))
         e.set(res, [src.regs[i] for i in idx])
 
 

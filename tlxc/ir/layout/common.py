@@ -256,3 +256,18 @@ def _swizzled_shared(shape: tuple[int, ...], vec: int, per_phase: int, max_phase
 def _check_order(order: Sequence[int], rank: int) -> None:
     if sorted(order) != list(range(rank)):
         raise LayoutError(f"order {list(order)} is not a permutation of range({rank})")
+
+
+@lru_cache(maxsize=4096)
+def all_register_coords(layout: LinearLayout) -> tuple[tuple[int, ...], ...]:
+    """The constant part of every register's coordinate, per output dim: ``L(r, 0, 0)``.
+    Register ``r``'s coordinate is the XOR of the register bases of ``r``'s set bits, so
+    each is one XOR away from that of ``r`` without its lowest bit. (A thread's element
+    ``r`` is this XOR the lane and warp part, which code generators compute at run time.)"""
+    bases = layout.in_bases("register") if "register" in layout.in_dims else ()
+    coords = [tuple(0 for _ in layout.out_dims)]
+    for r in range(1, 1 << len(bases)):
+        low = (r & -r).bit_length() - 1
+        prev = coords[r & (r - 1)]
+        coords.append(tuple(a ^ b for a, b in zip(prev, bases[low])))
+    return tuple(coords)

@@ -1,0 +1,141 @@
+"""Tiles and their shapes: ``arange``, ``splat``, ``constant``, ``program_id``..., and the
+ops that only re-index registers -- ``broadcast``, ``expand_dims``, ``reshape``,
+``trans``, ``join``, ``split`` -- because layout assignment gave their results layouts
+that keep every element in the lane that already holds it (``codegen/remap.py``)."""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...ir import ops
+from ...ir.core import Operation
+from ..remap import last_dim_in_registers, remap, reshape_projection
+from .emitter import Emitter, lowers, num_regs, register_coords
+from .llvm import I32, constant, value_type
+
+WHERE = "amdgpu"
+
+
+@lowers(ops.ProgramIdOp)
+def program_id(e: Emitter, op: Operation) -> None:
+    e.set(op.result, [e.special(f"pid{op.attrs['axis']}")])
+
+
+@lowers(ops.NumProgramsOp)
+def num_programs(e: Emitter, op: Operation) -> None:
+    """Work-groups along ``axis``: the grid size (in work-items, from the HSA dispatch
+    packet: ``grid_size_x`` at byte 12, ``workgroup_size_x`` as a u16 at byte 4) divided by
+    the work-group size."""
+    axis = op.attrs["axis"]
+
+    def make(b: ir.IRBuilder) -> ir.Value:
+        from .llvm import CONSTANT_PTR, I16
+
+        packet = b.call(e.intrinsic("llvm.amdgcn.dispatch.ptr", CONSTANT_PTR, []), [])
+        grid = b.load(b.gep(packet, [ir.Constant(I32, 12 + 4 * axis)], source_etype=ir.IntType(8)), typ=I32)
+        wg = b.load(b.gep(packet, [ir.Constant(I32, 4 + 2 * axis)], source_etype=ir.IntType(8)), typ=I16)
+        return b.udiv(grid, b.zext(wg, I32))
+
+    e.set(op.result, [e.in_entry(f"nprog{axis}", make)])
+
+
+@lowers(ops.ConstantOp)
+def constant_op(e: Emitter, op: Operation) -> None:
+    t = op.result.type
+    c = constant(value_type(t.scalar), op.attrs["value"])
+    e.set(op.result, [c] * num_regs(t))
+
+
+@lowers(ops.ArangeOp)
+def arange(e: Emitter, op: Operation) -> None:
+    layout = op.result.type.layout
+    t = e.thread_coords(layout, 0)
+    start = op.attrs["start"]
+    thread_bits = 0  # coordinate bits lanes and waves set: a register constant without them is added
+    for src in ("lane", "warp"):
+        if layout.has_in_dim(src):
+            for basis in layout.in_bases(src):
+                thread_bits |= basis[0]
+    out: list[ir.Value] = []
+    cache: dict[int, ir.Value] = {}
+    for r in range(layout.in_dim_size("register")):
+        c = register_coords(layout, r)[0]
+        if c not in cache:
+            if isinstance(t, int):
+                cache[c] = ir.Constant(I32, (c ^ t) + start)
+            elif not c & thread_bits:
+                cache[c] = e.b.add(t, ir.Constant(I32, c + start)) if c + start else t
+            else:
+                x = e.b.xor(t, ir.Constant(I32, c))
+                cache[c] = e.b.add(x, ir.Constant(I32, start)) if start else x
+        out.append(cache[c])
+    e.set(op.result, out)
+
+
+@lowers(ops.SplatOp)
+def splat(e: Emitter, op: Operation) -> None:
+    (x,) = e.get(op.operands[0]).vals
+    e.set(op.result, [x] * num_regs(op.result.type))
+
+
+@lowers(ops.MultipleOfOp, ops.MaxContiguousOp)
+def hint(e: Emitter, op: Operation) -> None:
+    src = e.get(op.operands[0])
+    e.set(op.result, src.vals, src.layout)
+
+
+@lowers(ops.AssumeOp)
+def assume(e: Emitter, op: Operation) -> None:
+    return None
+
+
+def _reindex(e: Emitter, op: Operation, project) -> None:
+    src = e.get(op.operands[0])
+    idx = remap(WHERE, op, src.layout, op.result.type.layout, project)
+    e.set(op.result, [src.vals[i] for i in idx])
+
+
+@lowers(ops.BroadcastOp)
+def broadcast(e: Emitter, op: Operation) -> None:
+    src_shape = op.operands[0].type.shape
+    if not src_shape:  # a scalar operand: every register is it
+        (x,) = e.get(op.operands[0]).vals
+        e.set(op.result, [x] * num_regs(op.result.type))
+        return
+    _reindex(e, op, lambda c: tuple(0 if src_shape[i] == 1 else x for i, x in enumerate(c)))
+
+
+@lowers(ops.ExpandDimsOp)
+def expand_dims(e: Emitter, op: Operation) -> None:
+    axis = op.attrs["axis"]
+    _reindex(e, op, lambda c: tuple(x for i, x in enumerate(c) if i != axis))
+
+
+@lowers(ops.TransOp)
+def trans(e: Emitter, op: Operation) -> None:
+    order = op.attrs["order"]
+    inv = [order.index(i) for i in range(len(order))]
+    _reindex(e, op, lambda c: tuple(c[inv[i]] for i in range(len(c))))
+
+
+@lowers(ops.ReshapeOp)
+def reshape(e: Emitter, op: Operation) -> None:
+    _reindex(e, op, reshape_projection(op.operands[0].type.shape, op.result.type.shape))
+
+
+@lowers(ops.JoinOp)
+def join(e: Emitter, op: Operation) -> None:
+    a, b = (e.get(v) for v in op.operands)
+    dst = op.result.type.layout
+    last_dim_in_registers(WHERE, op, dst)
+    idx = remap(WHERE, op, a.layout, dst, lambda c: c[:-1])
+    e.set(op.result, [(a if register_coords(dst, r)[-1] == 0 else b).vals[i] for r, i in enumerate(idx)])
+
+
+@lowers(ops.SplitOp)
+def split(e: Emitter, op: Operation) -> None:
+    src = e.get(op.operands[0])
+    last_dim_in_registers(WHERE, op, src.layout)
+    for half, res in enumerate(op.results):
+        idx = remap(WHERE, op, src.layout, res.type.layout, lambda c, h=half: c + (h,), lambda b: b + (0,))
+        e.set(res, [src.vals[i] for i in idx])
