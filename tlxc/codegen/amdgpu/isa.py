@@ -81,9 +81,10 @@ TARGETS: dict[str, AmdTarget] = {
     # CDNA3 (MI300): 64 KiB LDS, MFMA v3, fnuz fp8.
     "gfx942": AmdTarget("gfx942", "CDNA3", 64, 64 * 1024, 128 * 4, 512, 256, 256, 102,
                         has_mfma=True, has_wmma=False, has_scaled_mma=False, fp8="fnuz"),
-    # CDNA4 (MI350): 160 KiB LDS, MFMA v4 with scaled MFMA (mx formats), OCP fp8.
+    # CDNA4 (MI350): 160 KiB LDS in 64 banks (Triton's AMD back end: numBanks = 64 on
+    # gfx950, 32 elsewhere), MFMA v4 with scaled MFMA (mx formats), OCP fp8.
     "gfx950": AmdTarget("gfx950", "CDNA4", 64, 160 * 1024, 320 * 4, 512, 256, 256, 102,
-                        has_mfma=True, has_wmma=False, has_scaled_mma=True, fp8="ocp"),
+                        has_mfma=True, has_wmma=False, has_scaled_mma=True, fp8="ocp", lds_banks=64),
     # GFX12.5: wave32, 320 KiB LDS, WMMA (16x16xK, scaled variants), 1024 VGPRs, no AGPRs.
     "gfx1250": AmdTarget("gfx1250", "GFX12.5", 32, 320 * 1024, 512 * 4, 1024, 256, 0, 106,
                          has_mfma=False, has_wmma=True, has_scaled_mma=True, fp8="ocp"),

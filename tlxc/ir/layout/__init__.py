@@ -28,6 +28,8 @@ Modules:
 Nothing here names a GPU architecture: hardware facts arrive as parameters.
 """
 
+from .amd import AmdMfma, AmdWmma, mfma_dot_operand_layout, mfma_layout, wmma_dot_operand_layout, wmma_layout
+from .amd_lds import PaddedShared, mfma_operand_shared, padded_shared, wmma_operand_shared
 from .common import (
     BLOCK,
     DISTRIBUTED_INS,
@@ -83,6 +85,8 @@ from .wgmma import (
 )
 
 __all__ = [
+    "AmdMfma", "AmdWmma", "mfma_layout", "mfma_dot_operand_layout", "wmma_layout", "wmma_dot_operand_layout",
+    "PaddedShared", "padded_shared", "mfma_operand_shared", "wmma_operand_shared",
     "BLOCK", "DISTRIBUTED_INS", "LANE", "OFFSET", "REGISTER", "WARP",
     "BankCost", "CTALayout", "ConversionKind", "ConversionPlan", "LayoutError", "LayoutTarget", "LinearLayout",
     "MmaV2", "SharedConversion", "Vectorization",
