@@ -237,3 +237,18 @@ def test_storage_misuse_is_refused(case: int, message: str) -> None:
 
     lines, start = inspect.getsourcelines(_storage_misuse)
     assert e.loc.line == start + next(i for i, ln in enumerate(lines) if f"# ERR{case}" in ln)
+
+
+@pytest.mark.parametrize("arch", NVIDIA_ARCHS)
+def test_one_dimensional_blocks(arch: str) -> None:
+    # TLX's test_make_tensor_descriptor copies 1-D blocks: rank 1 (field value 0), no swizzle,
+    # one 1-D message each way (was TLXC-TLX-003, "layout is not one TMA can copy")
+    # CHECK: tensormap.replace.tile.rank.shared::cta.b1024.b32 [{{%r[0-9]+}}], 0;
+    # CHECK: tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [{{%r[0-9]+}}], 0, 64;
+    # CHECK: tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [{{%r[0-9]+}}], 0;
+    # CHECK: cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes
+    # CHECK: cp.async.bulk.tensor.1d.global.shared::cta.bulk_group
+    k = D.desc_ptr_copy_1d.compile("*i16:16,*i16:16,i32", {"BLOCK_SIZE": 64}, arch=arch)
+    filecheck(k.asm["ptx"], test_one_dimensional_blocks, arch)
+    ptxas_or_skip()
+    assert k.asm["cubin"]

@@ -33,6 +33,7 @@ CASES: dict[str, tuple[Any, str, dict[str, int]]] = {
     "cp_async_f32_masked": (K.cp_async_copy, "*fp32:16,*fp32:16,i32", {"R": 32, "C": 32, "NUM": 2}),
     "mbarriers": (K.mbarrier_pingpong, "*fp32:16,*fp32:16,i32", {"N": 128}),
     "thread_ids": (K.thread_ids, "*i32", {}),
+    "element_views": (K.element_views, "*fp32:16,*fp32:16,i32", {"N": 64}),
 }
 
 

@@ -104,3 +104,11 @@ def test_without_an_allocator_the_launch_says_so(torch: Any) -> None:
     x = torch.ones(16, 16, device="cuda")
     with pytest.raises(RuntimeError, match=r"tlxc\.set_allocator"):
         D.desc_copy[(1, 1)](x, x, 16, 16, 16, 16, BM=16, BN=16)
+
+
+def test_one_dimensional_blocks(torch: Any, allocator: list) -> None:
+    # TLX's test_make_tensor_descriptor: 1-D int16 blocks through descriptors in the kernel's storage
+    x = torch.arange(300, device="cuda", dtype=torch.int16)
+    y = torch.zeros_like(x)
+    D.desc_ptr_copy_1d[(5,)](x, y, 300, BLOCK_SIZE=64)
+    torch.testing.assert_close(y, x, rtol=0, atol=0)

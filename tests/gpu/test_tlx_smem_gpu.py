@@ -132,3 +132,11 @@ def test_cp_async_other(torch: Any, dtype: str, n: int) -> None:
     out = y.cpu().numpy()
     np.testing.assert_array_equal(out[:n], host[:n])
     np.testing.assert_array_equal(out[n:], 3)
+
+
+@pytest.mark.parametrize("n", [4, 64])
+def test_element_views(torch: Any, n: int) -> None:
+    host = np.arange(1, 65, dtype=np.float32)
+    y = torch.zeros(64, device="cuda")
+    K.element_views[(1,)](torch.from_numpy(host).cuda(), y, n, N=64)
+    np.testing.assert_array_equal(y.cpu().numpy(), np.full(64, host[:n].sum() + host[3], np.float32))

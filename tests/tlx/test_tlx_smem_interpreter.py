@@ -72,3 +72,11 @@ def test_cp_async_other_fills_masked_elements(dtype: type) -> None:
     K.cp_async_other.interpret[(1,)](x, y, 100, FILL=3, N=256)
     np.testing.assert_array_equal(y[:100], x[:100])
     np.testing.assert_array_equal(y[100:], 3)
+
+
+@pytest.mark.parametrize("n", [4, 64])
+def test_element_views(n: int) -> None:
+    x = np.arange(1, 65, dtype=np.float32)
+    y = np.zeros(64, np.float32)
+    K.element_views.interpret[(1,)](x, y, n, N=64)
+    np.testing.assert_array_equal(y, np.full(64, x[:n].sum() + x[3], np.float32))

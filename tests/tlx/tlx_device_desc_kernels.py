@@ -59,8 +59,7 @@ def desc_ptr_copy(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
 
 @tlxc.jit
 def desc_ptr_copy_1d(input_ptr, output_ptr, SIZE, BLOCK_SIZE: tl.constexpr):
-    """The TLX test ``test_make_tensor_descriptor``: 1-D int16 blocks (the interpreter; the
-    GPU code generator does not copy 1-D TMA blocks yet)."""
+    """The TLX test ``test_make_tensor_descriptor``: 1-D int16 blocks."""
     pid = tl.program_id(0)
     desc_ptrs = tlx.allocate_tensor_descriptor(num=2)
     tlx.make_tensor_descriptor(desc_ptr=desc_ptrs[0], base=input_ptr, shape=[SIZE], strides=[tl.constexpr(1)],

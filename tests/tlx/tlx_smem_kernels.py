@@ -148,3 +148,17 @@ def cp_async_other(x_ptr, y_ptr, n, FILL: tl.constexpr, N: tl.constexpr):
     tok = tlx.async_load(x_ptr + offs, bufs[0], mask=offs < n, other=FILL)
     tlx.async_load_wait_group(0, [tlx.async_load_commit_group([tok])])
     tl.store(y_ptr + offs, tlx.local_load(bufs[0]))
+
+
+@tlxc.jit
+def element_views(x_ptr, y_ptr, n, N: tl.constexpr):
+    """y[:] = sum(x[:n]) through one-element views: indexing one 1-D buffer, bufs[0][i], is
+    the [1]-shaped view of element i (TLX's test_local_index)."""
+    offs = tl.arange(0, N)
+    bufs = tlx.local_alloc((N,), tl.float32, 1)
+    tlx.async_load(x_ptr + offs, bufs[0], mask=offs < n)
+    tlx.async_load_wait_group(0, [tlx.async_load_commit_group()])
+    s = tl.zeros((1,), dtype=tl.float32)
+    for i in range(0, N):
+        s += tlx.local_load(bufs[0][i])
+    tl.store(y_ptr + offs, tl.broadcast_to(s, (N,)) + tlx.local_load(tlx.local_view(bufs[0], 3)))

@@ -114,7 +114,16 @@ def local_view(ctx: Ctx, buffers: Any, buffer_idx: Any) -> Handle:
             fail(BUF, "cannot index a single mbarrier")
         i = index_value(ctx, buffer_idx, bt.num, "barrier index")
         return Handle(ctx.b.value(ops.BarrierViewOp, [v.handle, i.handle], bt.single()))
-    t = buffer(v, "local_view's buffer", array=True)
+    t = buffer(v, "local_view's buffer")
+    if not t.num and len(t.buf_shape) == 1:
+        # TLX: indexing one 1-D buffer gives the one-element view [i] (shape [1]).
+        i = index_value(ctx, buffer_idx, t.buf_shape[0], "element index")
+        return Handle(ctx.b.value(ops.LocalSliceOp, [v.handle, i.handle], MemDescType((1,), t.element, 0,
+                                                                                         t.storage)))
+    if not t.num:
+        # TLX drops the first dimension (row i); tlxc has no rank-reducing buffer view yet.
+        fail("TLXC-TLX-005", "indexing one buffer of rank > 1 (a row view) is not supported by tlxc yet",
+             "use tlx.local_slice(buf, [i, 0, ...], [1, ...]) for the row")
     i = index_value(ctx, buffer_idx, t.num, "buffer index")
     return Handle(ctx.b.value(ops.LocalViewOp, [v.handle, i.handle], t.single()))
 

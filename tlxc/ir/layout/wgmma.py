@@ -430,6 +430,12 @@ def tma_swizzle_of(layout: LinearLayout, elem_bits: int | None = None) -> int | 
     except LayoutError:
         return None
     shape = off.out_shape
+    if len(shape) == 1:
+        # A 1-D block: TMA copies it unswizzled into contiguous elements (16-byte granules).
+        contiguous = all(b == (1 << i,) for i, b in enumerate(off.in_bases(OFFSET)))
+        if not contiguous or (elem_bits is not None and (shape[0] * elem_bits) % 128):
+            return None
+        return 0
     if len(shape) < 2:
         return None
 
