@@ -2,8 +2,9 @@
 
 An entry is keyed by a hash of what the caller says determines the result (source,
 signature, constants, architecture, options, tlxc version...: ``KernelCache.key``). It
-is a directory ``<root>/<key[:2]>/<key>/`` holding binary blobs (a cubin, PTX...) and
-``meta.json``: the caller's metadata plus the size and SHA-256 of every blob.
+is a directory ``<root>/<key[:2]>/<key>/`` holding binary blobs (a cubin, PTX, an AMDGPU
+code object ``kernel.hsaco``...) and ``meta.json``: the caller's metadata plus the size
+and SHA-256 of every blob.
 
 Several processes may compile and store the same kernel at once, so every file is
 written to a temporary name in the same directory and moved into place with

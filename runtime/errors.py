@@ -13,7 +13,8 @@ class TlxcRuntimeError(RuntimeError):
 
 
 class NoGPUError(TlxcRuntimeError):
-    """No usable NVIDIA GPU: no cuda-python, no driver (libcuda), or no device.
+    """No usable GPU: for NVIDIA kernels no cuda-python, no driver (libcuda) or no device;
+    for AMD kernels no hip-python, no ROCm runtime (libamdhip64) or no device.
 
     Raised at the first launch or device allocation, never at import."""
 
@@ -46,6 +47,27 @@ class CudaError(TlxcRuntimeError):
         super().__init__(text)
 
     def __reduce__(self):  # noqa: ANN204 - pickling across processes keeps the fields
+        return (type(self), (self.call, self.result, self.name, self.description, self.detail))
+
+
+class HipError(TlxcRuntimeError):
+    """A HIP runtime call failed (AMD GPUs, runtime/hip.py). ``call`` is the HIP function,
+    ``result`` the ``hipError_t`` value and ``name`` its name (``hipErrorInvalidValue``)."""
+
+    def __init__(self, call: str, result: int, name: str, description: str = "", detail: str = "") -> None:
+        self.call = call
+        self.result = int(result)
+        self.name = name
+        self.description = description
+        self.detail = detail
+        text = f"{call} failed: {name}"
+        if description:
+            text += f" ({description})"
+        if detail:
+            text += f"\n{detail}"
+        super().__init__(text)
+
+    def __reduce__(self):  # noqa: ANN204
         return (type(self), (self.call, self.result, self.name, self.description, self.detail))
 
 

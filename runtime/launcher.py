@@ -10,6 +10,11 @@ function of this kernel: grid and stream handling, the argument plan's statement
 driver call, in one generated Python function (``self.launch``) with every constant bound.
 ``kernel(grid, args, stream=None)`` and ``kernel[grid](*args)`` call it; a caller that
 launches often can keep ``kernel.launch`` itself.
+
+``AmdLoadedKernel`` is the same for an AMDGPU code object (hsaco): the same argument plan
+and generated launch function, driven through runtime/hip.py (hip-python) instead of
+runtime/driver.py (cuda-python). Each class names the module it drives as ``_api``; both
+modules have the same functions (``device``, ``load_module``, ``launch_code``...).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from . import driver, scratch
+from . import driver, hip, scratch
 from .args import ARG_ERRORS, ArgPlan
 from .cache import KernelCache, atomic_write
 from .errors import LaunchError
@@ -53,6 +58,8 @@ class LoadedKernel:
     ``metadata["global_scratch"]`` (``{"size": bytes per program, "align": 128}``) makes each
     launch allocate ``grid size x size`` bytes through ``tlxc.set_allocator``'s function and
     pass them as a hidden last parameter (runtime/scratch.py)."""
+
+    _api: Any = driver  # the GPU runtime it launches through (runtime/driver.py or runtime/hip.py)
 
     def __init__(self, binary: bytes | str, name: str, arg_plan: ArgPlan | Sequence[Any] | str,
                  num_warps: int = 4, shared_bytes: int = 0, cluster_dims: Any = None, *,
@@ -87,7 +94,7 @@ class LoadedKernel:
         self.cooperative = bool(cooperative)
         self.module: Any = None
         self.function: Any = None
-        self.device: driver.Device | None = None
+        self.device: Any = None  # driver.Device or hip.HipDevice, once loaded
         self._lock = threading.Lock()
         self._retrying = threading.local()
         self._streams: dict[Any, Any] = {}
@@ -95,7 +102,7 @@ class LoadedKernel:
 
     def __repr__(self) -> str:
         state = "loaded" if self.function is not None else "not loaded"
-        return f"<LoadedKernel {self.name}({', '.join(self.plan.signature)}) {self.num_warps} warps, {state}>"
+        return f"<{type(self).__name__} {self.name}({', '.join(self.plan.signature)}) {self.num_warps} warps, {state}>"
 
     @property
     def binary_kind(self) -> str:
@@ -131,22 +138,35 @@ class LoadedKernel:
         function; done by the first launch if not called before."""
         if self.function is not None:
             return self
-        dev = driver.device()
-        module = driver.load_module(self.binary)
+        api = self._api
+        dev = api.device()
+        self._check_device(dev)
+        module = api.load_module(self.binary)
         try:
-            func = driver.get_function(module, self.name)
-            if self.shared_bytes:
-                driver.set_dynamic_shared(func, self.shared_bytes, self.name)
+            func = api.get_function(module, self.name)
+            self._configure(func)
         except BaseException:
-            driver.unload_module(module)
+            api.unload_module(module)
             raise
         self.module, self.function, self.device = module, func, dev
         self.launch = self._compile_launch(dev)
         return self
 
+    def _check_device(self, dev: Any) -> None:
+        """Refuse a device the kernel cannot run on before loading (AMD: another gfx)."""
+
+    def _configure(self, func: Any) -> None:
+        """Set what the function needs before its first launch: dynamic shared memory above 48 KiB."""
+        if self.shared_bytes:
+            driver.set_dynamic_shared(func, self.shared_bytes, self.name)
+
+    def _new_args_slot(self) -> tuple[Any, int]:
+        """(argument buffer, what the launch call takes for it: the kernelParams array)."""
+        return self.plan.new_slot()
+
     def unload(self) -> None:
         if self.module is not None:
-            driver.unload_module(self.module)
+            self._api.unload_module(self.module)
         self.module = self.function = None
         self.launch = self._first_launch
 
@@ -154,13 +174,14 @@ class LoadedKernel:
         """``CU_FUNC_ATTRIBUTE_<name>`` of the loaded function: ``NUM_REGS``,
         ``LOCAL_SIZE_BYTES`` (spills), ``SHARED_SIZE_BYTES`` (static), ``MAX_THREADS_PER_BLOCK``."""
         self.load()
-        return driver.function_attribute(self.function, name)
+        return self._api.function_attribute(self.function, name)
 
-    def _compile_launch(self, dev: driver.Device) -> Callable[..., None]:
+    def _compile_launch(self, dev: Any) -> Callable[..., None]:
+        api = self._api
         ns: dict[str, Any] = {
-            "_ARG_ERRORS": ARG_ERRORS, "_grid": self._grid, "_default_stream": driver.default_stream,
+            "_ARG_ERRORS": ARG_ERRORS, "_grid": self._grid, "_default_stream": api.default_stream,
             "_modules": sys.modules,
-            "_streams": {0: driver.stream_object(0)}, "_stream_object": self._stream_object, "_fail": self._fail,
+            "_streams": {0: api.stream_object(0)}, "_stream_object": self._stream_object, "_fail": self._fail,
             "_diagnose": self._diagnose,
         }
         self._streams = ns["_streams"]
@@ -169,14 +190,14 @@ class LoadedKernel:
             ns["_scratch"] = self._scratch
             arg_lines = arg_lines + ["scr, ps = _scratch(gx * gy * gz, stream)"]
             values = values + ["ps"]
-        call, make_config = driver.launch_code(self.function, self.block, self.shared_bytes, self.cluster_dims,
-                                               self.cooperative, ns)
+        call, make_config = api.launch_code(self.function, self.block, self.shared_bytes, self.cluster_dims,
+                                            self.cooperative, ns)
         if values or make_config is not None:
             # A pool of argument buffers (and launch configs): a thread takes one (list.pop is
             # atomic), packs, launches and gives it back; a thread launching meanwhile gets a
             # fresh one. Cheaper than a lock, which would also serialize the driver calls.
             def new_slot() -> tuple[Any, int, Any]:
-                buf, kp = self.plan.new_slot()
+                buf, kp = self._new_args_slot()
                 return buf, kp, make_config() if make_config is not None else None
 
             pool = [new_slot()]
@@ -216,11 +237,11 @@ class LoadedKernel:
         """The global scratch of a launch of ``programs`` blocks: (what to keep alive, address)."""
         if programs <= 0:
             return None, 0  # nothing runs
-        handle = stream if type(stream) is int else driver.stream_handle(stream)
+        handle = stream if type(stream) is int else self._api.stream_handle(stream)
         return scratch.allocate(programs * self.scratch_bytes, self.scratch_align, handle, self.name)
 
     def _stream_object(self, stream: Any) -> Any:
-        obj = driver.stream_object(driver.stream_handle(stream))
+        obj = self._api.stream_object(self._api.stream_handle(stream))
         if type(stream) is int and len(self._streams) < 64:
             self._streams[stream] = obj
         return obj
@@ -296,12 +317,14 @@ class LoadedKernel:
     def from_metadata(cls, meta: dict[str, Any], binary: bytes | str) -> "LoadedKernel":
         if meta.get("format") != FORMAT:
             raise ValueError(f"not a tlxc kernel description (format {meta.get('format')!r}, expected {FORMAT!r})")
+        if meta.get("binary") == "hsaco" and not issubclass(cls, AmdLoadedKernel):
+            return AmdLoadedKernel.from_metadata(meta, binary)
         return cls(binary, meta["name"], meta["signature"], meta["num_warps"], meta["shared_bytes"],
                    meta.get("cluster_dims"), arg_names=meta.get("arg_names"),
                    cooperative=meta.get("cooperative", False), metadata=meta.get("metadata"))
 
     def save(self, path: str | Path) -> Path:
-        """Write ``<path>.json`` and ``<path>.cubin`` (or ``.ptx``) beside it; returns the
+        """Write ``<path>.json`` and ``<path>.cubin`` (or ``.ptx``, ``.hsaco``) beside it; returns the
         JSON's path (what ``from_file`` takes)."""
         p = Path(path)
         if p.suffix == ".json":
@@ -349,3 +372,87 @@ class LoadedKernel:
             use_ptxas = find_ptxas() is not None
         binary: bytes | str = assemble(ptx, arch or ptx_target(ptx)) if use_ptxas else ptx
         return cls(binary, name, arg_plan, *args, **kwargs)
+
+
+class AmdLoadedKernel(LoadedKernel):
+    """A kernel compiled for an AMD GPU (``gfx942``, ``gfx950``, ``gfx1250``): ``binary`` is
+    its code object (hsaco, ``compiled.asm["hsaco"]``), launched through hip-python
+    (runtime/hip.py) with ``hipModuleLaunchKernel``. The block has ``num_warps *
+    wave_size`` work-items; the kernel's LDS is static (in the code object), so launches
+    ask for no dynamic LDS. The arguments are packed by the same ``ArgPlan`` as for CUDA:
+    its buffer is the explicit kernarg segment (runtime/hip.py explains the layout).
+
+    ``metadata`` as for ``LoadedKernel``, and: ``"arch"``, the gfx processor it was compiled
+    for, which must be the device's; ``"kernarg"``, the layout of the code object's
+    arguments (``hip.kernarg_layout(asm["amdgcn"], name).to_json()``), checked against the
+    argument plan here so that a wrong signature is refused before any launch."""
+
+    _api = hip
+
+    def __init__(self, binary: bytes, name: str, arg_plan: ArgPlan | Sequence[Any] | str, num_warps: int = 4,
+                 wave_size: int = 64, *, arg_names: Sequence[str] | None = None,
+                 metadata: dict[str, Any] | None = None) -> None:
+        if not isinstance(binary, (bytes, bytearray)):
+            raise TypeError(f"binary must be the bytes of an AMDGPU code object (hsaco), got {type(binary).__name__}")
+        if wave_size not in (32, 64):
+            raise ValueError(f"wave_size must be 32 or 64, got {wave_size}")
+        super().__init__(bytes(binary), name, arg_plan, num_warps, 0, arg_names=arg_names, metadata=metadata)
+        self.wave_size = int(wave_size)
+        self._kernarg_slots: list[Any] = []  # what the ``extra`` addresses of the launches point to
+        layout = self.metadata.get("kernarg")
+        if layout is not None:
+            hip.check_kernarg_layout(self.plan, hip.KernargLayout.from_json(layout), name)
+
+    @property
+    def binary_kind(self) -> str:
+        return "hsaco"
+
+    @property
+    def block(self) -> tuple[int, int, int]:
+        return (self.num_warps * self.wave_size, 1, 1)
+
+    def _check_device(self, dev: Any) -> None:
+        arch = self.metadata.get("arch")
+        if arch and arch != dev.arch:
+            raise LaunchError(f"kernel '{self.name}' was compiled for {arch}, but this GPU ({dev.name}) is "
+                              f"{dev.gcn_arch_name}; compile it for arch='{dev.arch}'")
+
+    def _configure(self, func: Any) -> None:
+        pass  # static LDS only: nothing to opt in to
+
+    def _new_args_slot(self) -> tuple[Any, int]:
+        return hip.new_slot(self.plan, self._kernarg_slots)
+
+    def _fail(self, r: int, gx: int, gy: int, gz: int, grid: Any, args: Sequence[Any], stream: Any) -> None:
+        r = int(r)
+        if self._grid(grid, args) is None:
+            return  # an empty grid reached HIP through the fast path: nothing to run
+        if not getattr(self._retrying, "on", False) and self.device is not None and \
+                int(hip.call("hipGetDevice")) != self.device.ordinal:
+            hip.make_current()  # HIP's current device is per thread: this one had another
+            self._retrying.on = True
+            try:
+                self.launch(grid, args, stream)
+                return
+            finally:
+                self._retrying.on = False
+        s = hip.stream_handle(stream)
+        what = (f"launching kernel '{self.name}' with grid ({gx}, {gy}, {gz}), block {self.block}, "
+                f"{self.metadata.get('shared', 0)} bytes of static LDS, on stream 0x{s:x}")
+        raise hip.hip_error("hipModuleLaunchKernel", r, what)
+
+    def to_metadata(self) -> dict[str, Any]:
+        meta = super().to_metadata()
+        meta["wave_size"] = self.wave_size
+        return meta
+
+    @classmethod
+    def from_metadata(cls, meta: dict[str, Any], binary: bytes | str) -> "LoadedKernel":
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"not a tlxc kernel description (format {meta.get('format')!r}, expected {FORMAT!r})")
+        if meta.get("binary") != "hsaco":
+            raise ValueError(f"kernel '{meta.get('name')}' is a {meta.get('binary')} kernel, not an AMDGPU code "
+                             "object; load it with LoadedKernel")
+        data = binary.encode() if isinstance(binary, str) else binary
+        return cls(data, meta["name"], meta["signature"], meta["num_warps"], meta.get("wave_size", 64),
+                   arg_names=meta.get("arg_names"), metadata=meta.get("metadata"))

@@ -3,6 +3,7 @@ error messages can show its lines) and imports it as a module."""
 
 from __future__ import annotations
 
+import enum
 import importlib.util
 import itertools
 import operator
@@ -96,4 +97,119 @@ def fake_driver(monkeypatch: pytest.MonkeyPatch) -> FakeDriver:
         return ["cfg[:] = [gx, gy, gz]", "r = _record(*cfg, st, kp)"], lambda: [0, 0, 0]
 
     monkeypatch.setattr(driver, "launch_code", launch_code)
+    return fake
+
+
+# -- a fake hip-python: AMD launches run on the CPU and are recorded -----------------------------
+
+
+class FakeHip:
+    """hip-python's ``hip.hip`` module as runtime/hip.py uses it. Records the code objects
+    loaded (``loaded``), the functions looked up (``functions``) and each launch
+    (``launches``: dicts of function, grid, block, shared, stream and the kernarg bytes read
+    through the ``extra`` array as the HIP runtime reads them). ``results`` are hipError_t
+    values for the next launches (then 0); ``init_result`` is what hipInit returns."""
+
+    class hipError_t(enum.IntEnum):
+        hipSuccess = 0
+        hipErrorInvalidValue = 1
+        hipErrorInvalidDeviceFunction = 98
+        hipErrorNoDevice = 100
+        hipErrorInvalidImage = 200
+        hipErrorNoBinaryForGpu = 209
+        hipErrorNotFound = 500
+        hipErrorLaunchFailure = 719
+
+    def __init__(self, gcn_arch_name: str = "gfx942:sramecc+:xnack-", wave_size: int = 64) -> None:
+        self.gcn_arch_name = gcn_arch_name
+        self.wave_size = wave_size
+        self.init_result = 0
+        self.current_device = 0
+        self.loaded: list[bytes] = []
+        self.functions: list[str] = []
+        self.launches: list[dict[str, Any]] = []
+        self.results: list[int] = []
+
+    def _ok(self, *values: Any) -> tuple:
+        return (self.hipError_t.hipSuccess, *values)
+
+    def hipInit(self, flags: int) -> tuple:
+        return (self.hipError_t(self.init_result),)
+
+    def hipGetErrorString(self, err: Any) -> bytes:
+        return {100: b"no ROCm-capable device is detected", 719: b"unspecified launch failure"}.get(int(err), b"")
+
+    def hipGetDeviceCount(self) -> tuple:
+        return self._ok(1)
+
+    def hipGetDevice(self) -> tuple:
+        return self._ok(self.current_device)
+
+    def hipSetDevice(self, ordinal: int) -> tuple:
+        self.current_device = ordinal
+        return self._ok()
+
+    def hipDeviceProp_t(self) -> Any:
+        from types import SimpleNamespace
+
+        return SimpleNamespace()
+
+    def hipGetDeviceProperties(self, props: Any, ordinal: int) -> tuple:
+        props.name = b"Fake AMD Instinct\0\0"
+        props.gcnArchName = self.gcn_arch_name.encode() + b"\0\0\0"
+        props.multiProcessorCount, props.sharedMemPerBlock, props.warpSize = 304, 65536, self.wave_size
+        return self._ok()
+
+    def hipModuleLoadData(self, image: bytes) -> tuple:
+        self.loaded.append(bytes(image))
+        return self._ok(f"module{len(self.loaded)}")
+
+    def hipModuleGetFunction(self, module: Any, name: bytes) -> tuple:
+        self.functions.append(name.decode())
+        return self._ok(("function", module, name.decode()))
+
+    def hipModuleUnload(self, module: Any) -> tuple:
+        return self._ok()
+
+    def hipModuleLaunchKernel(self, f: Any, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shared: int,
+                              stream: Any, kernel_params: Any, extra: Any) -> tuple:
+        import ctypes
+
+        for v in (gx, gy, gz, bx, by, bz, shared):  # as hip-python converts to unsigned int
+            if not 0 <= operator.index(v) < 2**32:
+                raise OverflowError("can't convert negative value to unsigned int")
+        assert kernel_params is None, "tlxc passes the arguments in the extra form"
+        data = b""
+        if extra:
+            words = (ctypes.c_void_p * 5).from_address(extra)
+            assert (words[0], words[2], words[4]) == (1, 2, 3), "HIP_LAUNCH_PARAM_BUFFER_POINTER/SIZE/END"
+            size = ctypes.c_size_t.from_address(words[3]).value
+            data = ctypes.string_at(words[1], size)
+        if not (gx and gy and gz):
+            return (self.hipError_t.hipErrorInvalidValue,)
+        self.launches.append({"function": f, "grid": (gx, gy, gz), "block": (bx, by, bz), "shared": shared,
+                              "stream": stream, "kernargs": data})
+        return (self.hipError_t(self.results.pop(0) if self.results else 0),)
+
+
+@pytest.fixture
+def fake_hip(monkeypatch: pytest.MonkeyPatch) -> FakeHip:
+    """hip-python replaced by ``FakeHip`` (importable as ``from hip import hip``) and no
+    usable NVIDIA GPU, so that kernels compiled for gfx942 load and launch on the CPU."""
+    import types
+
+    from tlxc.runtime import NoGPUError, driver
+    from tlxc.runtime import hip as hip_runtime
+
+    fake = FakeHip()
+    package = types.ModuleType("hip")
+    package.hip = fake  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "hip", package)
+    for name in ("_hip", "_device", "_no_gpu"):
+        monkeypatch.setattr(hip_runtime, name, None)
+
+    def no_cuda() -> Any:
+        raise NoGPUError("cannot use the GPU: no NVIDIA driver was found (fake)")
+
+    monkeypatch.setattr(driver, "device", no_cuda)
     return fake

@@ -491,6 +491,48 @@ def k(x):
     bars = tlx.alloc_barriers(1)
     tlx.barrier_arrive(bars[0], remote_cta_rank=1)  # ERR tlx.barrier_arrive
 """, "k.compile('*fp32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    bufs = tlx.local_alloc((16, 16), tl.float32, 1)
+    row = bufs[0][3]  # ERR bufs[0][3]
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-TLX-006": [
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    tlx.amd_sched_barrier(0)  # ERR tlx.amd_sched_barrier
+    tl.store(x, 1.0)
+""", "k.compile('*fp32', arch='sm_90a').asm['ptx']"),
+        ("""
+import tlxc.tlx as tlx
+from tlxc.codegen import target_ops
+@tlxc.jit
+def k(x):
+    bars = tlx.alloc_barriers(1)
+    tlx.barrier_expect_bytes(bars[0], 1024)  # ERR tlx.barrier_expect_bytes
+    tlx.barrier_wait(bars[0], 0)
+""", "target_ops.check_amd(k.compile('*fp32', arch='gfx950').func, 'gfx950')"),
+    ],
+    "TLXC-TLX-007": [
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    v = tl.load(x + tl.arange(0, 256))
+    v = tlx.amd_register_resident(v, registers_per_group=3)  # ERR tlx.amd_register_resident
+""", "k.compile('*fp32')"),
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    a = tl.zeros((32, 16), tl.float32)
+    b = tl.zeros((16, 32), tl.float32)
+    c = tlx.amd_scheduled_mfma(a, b, tl.zeros((32, 32), tl.float32), "transient")  # ERR tlx.amd_scheduled_mfma
+""", "k.compile('*fp32')"),
     ],
     "TLXC-INTERP-004": [
         ("""

@@ -27,6 +27,10 @@ OUTPUTS = {"ir": None, "ptx": "NVIDIA", "cubin": "NVIDIA", "sass": "NVIDIA", "ll
            "amdgcn": "AMDGPU", "hsaco": "AMDGPU"}
 
 
+_NEEDS = {"cubin": "ptxas was not found (pip install 'tlxc[cuda]' or a CUDA toolkit)",
+          "sass": "nvdisasm was not found (pip install 'tlxc[cuda]' or a CUDA toolkit)"}
+
+
 def _family(arch: str) -> str:
     return "NVIDIA" if arch.startswith("sm_") else "AMDGPU"
 
@@ -70,6 +74,9 @@ class Artifacts(dict):
                 return self[key]
         if key in OUTPUTS:
             arch = self.producer.__self__.options.arch if self.producer is not None else "this target"
+            if OUTPUTS[key] == _family(arch):  # this target's output, but its tool is missing
+                raise KeyError(f"'{key}' is not available: {_NEEDS.get(key, 'its tool was not found')}; "
+                               f"available: {', '.join(sorted(self))}")
             raise KeyError(f"'{key}' is not an output of {arch}: {OUTPUTS[key]} targets give it; available: "
                            f"{', '.join(sorted(set(self) | {k for k, v in OUTPUTS.items() if v == _family(arch)}))}")
         raise KeyError(f"unknown output '{key}'; outputs are {', '.join(OUTPUTS)}")

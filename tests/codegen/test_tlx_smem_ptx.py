@@ -169,6 +169,21 @@ def test_thread_id_and_clock(arch: str) -> None:
     filecheck(_ptx("thread_ids", arch), test_thread_id_and_clock, arch)
 
 
+def test_branches_on_thread_id_are_divergent() -> None:
+    """A branch on tlx.thread_id is a divergent ``bra`` (``bra.uni`` would be undefined:
+    the threads disagree), and a scalar store under it is done by every thread that gets
+    there, not by thread 0 only; uniform branches stay ``bra.uni``."""
+    ptx = K.thread_branches.compile("*i32:16,*i32:16,i32", {"BLOCK": 128}, arch="sm_90a").asm["ptx"]
+    branches = [ln.split()[1] for ln in ptx.splitlines() if " bra" in ln and "$_else" in ln]
+    assert len(branches) == 3 and all(b == "bra" for b in branches), branches
+    loop_exit = [ln for ln in ptx.splitlines() if "$_for_exit" in ln and "bra" in ln]
+    assert loop_exit and all("bra.uni" not in ln for ln in loop_exit), loop_exit
+    stores = [ln.strip() for ln in ptx.splitlines() if "st.global" in ln]
+    assert len(stores) == 3 and not any("%p" in st.split()[0] for st in stores[1:]), stores
+    uniform = _ptx("ring", "sm_90a")  # a loop over a runtime count: uniform
+    assert "bra.uni" in uniform and not [ln for ln in uniform.splitlines() if "\tbra " in ln or "bra $" in ln]
+
+
 FENCE_KERNEL = """
 import tlxc.tlx as tlx
 @tlxc.jit

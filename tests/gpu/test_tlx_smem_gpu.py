@@ -123,6 +123,20 @@ def test_thread_id(torch: Any) -> None:
     np.testing.assert_array_equal(y.cpu().numpy(), [0, 1])
 
 
+def test_branches_on_thread_id(torch: Any) -> None:
+    """Only the threads a branch on tlx.thread_id selects run its body: thread 0's part of
+    a tile store (element 0 at least, nothing past its own few), thread 5's scalar store,
+    and per-thread loop trip counts."""
+    y = torch.zeros((128,), dtype=torch.int32, device="cuda")
+    z = torch.full((16,), -1, dtype=torch.int32, device="cuda")
+    K.thread_branches[(1,)](y, z, 100, BLOCK=128)
+    got = y.cpu().numpy()
+    assert got[0] == 42 and not got[4:].any(), got
+    zz = z.cpu().numpy()
+    assert zz[1] == 5 and zz[0] == -1
+    np.testing.assert_array_equal(zz[2:10], [t % 3 for t in range(8)])
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int8"])
 @pytest.mark.parametrize("n", [0, 100, 256])
 def test_cp_async_other(torch: Any, dtype: str, n: int) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from roundtrip_amd import AMD_INVALID  # tests/ir/roundtrip_amd.py
 from roundtrip_tlx import TLX_INVALID  # tests/ir/roundtrip_tlx.py
 
 from tlxc.ir import Block, Region, VerificationError
@@ -151,6 +152,7 @@ INVALID: dict[str, tuple[str, str]] = {
     "split": (kernel("%0, %1 = split %t : f32, f32"), "split needs a last dimension of 2, got shape (16,)"),
 }
 INVALID.update(TLX_INVALID)
+INVALID.update(AMD_INVALID)
 
 
 def test_every_op_has_a_negative_test() -> None:

@@ -141,6 +141,25 @@ def thread_ids(y_ptr):
 
 
 @tlxc.jit
+def thread_branches(y_ptr, z_ptr, n, BLOCK: tl.constexpr):
+    """Branches on tlx.thread_id (TLX's store_from_thread_0 pattern): thread 0 stores the
+    element it holds of a tile (y[0] = 42 with one element per thread), thread 5 a scalar
+    (z[1] = 5), and a loop runs tid % 3 times in each thread (z[2 + tid] = tid % 3 for
+    the first 8 threads, each storing its own)."""
+    offs = tl.arange(0, BLOCK)
+    tid = tlx.thread_id(0)
+    if tid == 0:
+        tl.store(y_ptr + offs, tl.full((BLOCK,), 42, tl.int32), mask=offs < n)
+    if tid == 5:
+        tl.store(z_ptr + 1, tid)
+    count = 0
+    for _ in range(tid % 3):
+        count += 1
+    if tid < 8:
+        tl.store(z_ptr + 2 + tid, count)
+
+
+@tlxc.jit
 def cp_async_other(x_ptr, y_ptr, n, FILL: tl.constexpr, N: tl.constexpr):
     """y = x where i < n, FILL elsewhere: masked-off elements of an async_load get `other`."""
     offs = tl.arange(0, N)

@@ -79,7 +79,7 @@ class CallMixin(_Base):
                 raise self.error(node, "TLXC-CONSTEXPR-001", "this function needs compile-time arguments")
             try:
                 return fn(*args, **kwargs)
-            except TypeError as e:
+            except (TypeError, ValueError) as e:  # a missing argument, or a field the class refuses
                 raise self.error(node, "TLXC-CALL-002", str(e)) from None
         if any(fn is getattr(builtins, n, None) for n in _PY_RULES):
             return _PY_RULES[fn.__name__](self, node, self.call_args(node), self.call_kwargs(node))

@@ -195,14 +195,18 @@ class Launcher:
 
 
 def _gpu_arch(loc: Any) -> str:
-    """The target of the GPU the runtime launches on."""
+    """The target of the GPU the runtime launches on: the NVIDIA GPU's where there is one,
+    else the AMD GPU's (runtime/backend.py)."""
     from ..compiler import TARGETS
-    from ..runtime import driver
+    from ..runtime import backend
 
-    arch = driver.device().arch
+    arch = backend.gpu_arch()
     if arch not in TARGETS:
+        family = "sm_" if arch.startswith("sm_") else "gfx"
         raise CompilationError("TLXC-LAUNCH-003", f"this GPU is {arch}; tlxc generates code for "
-                               f"{', '.join(t for t in TARGETS if t.startswith('sm_'))}", loc)
+                               f"{', '.join(t for t in TARGETS if t.startswith(family))}", loc,
+                               None if family == "sm_" else "run the kernel on the CPU with "
+                               "kernel.interpret[grid](...), or on a GPU that tlxc targets")
     return arch
 
 
@@ -210,16 +214,34 @@ def _loaded(ck: Any) -> Any:
     """The runtime kernel of a compiled variant, made once."""
     lk = getattr(ck, "_loaded", None)
     if lk is None:
-        from ..runtime import LoadedKernel
+        if ck.options.arch.startswith("gfx"):
+            lk = _amd_loaded(ck)
+        else:
+            from ..runtime import LoadedKernel
 
-        binary = ck.asm["cubin"] if ck.asm.get("cubin") is not None or _has(ck, "cubin") else ck.asm["ptx"]
-        lk = LoadedKernel(binary, ck.metadata["name"], [str(s) for s in ck.signature.values()],
-                          num_warps=ck.metadata["num_warps"], shared_bytes=ck.metadata["shared"],
-                          arg_names=list(ck.signature),
-                          metadata={"arch": ck.options.arch, "tma_params": ck.metadata.get("tma_params", []),
-                                    "global_scratch": ck.metadata.get("global_scratch")})
+            binary = ck.asm["cubin"] if ck.asm.get("cubin") is not None or _has(ck, "cubin") else ck.asm["ptx"]
+            lk = LoadedKernel(binary, ck.metadata["name"], [str(s) for s in ck.signature.values()],
+                              num_warps=ck.metadata["num_warps"], shared_bytes=ck.metadata["shared"],
+                              arg_names=list(ck.signature),
+                              metadata={"arch": ck.options.arch, "tma_params": ck.metadata.get("tma_params", []),
+                                        "global_scratch": ck.metadata.get("global_scratch")})
         ck._loaded = lk
     return lk
+
+
+def _amd_loaded(ck: Any) -> Any:
+    """The runtime kernel of a variant compiled for a gfx target: its code object, and the
+    kernarg layout of the code object's metadata, which the runtime checks its argument
+    plan against."""
+    from ..runtime import AmdLoadedKernel, kernarg_layout
+
+    binary = ck.asm["hsaco"]
+    name = ck.metadata["name"]
+    return AmdLoadedKernel(binary, name, [str(s) for s in ck.signature.values()],
+                           num_warps=ck.metadata["num_warps"], wave_size=ck.metadata["wave_size"],
+                           arg_names=list(ck.signature),
+                           metadata={"arch": ck.options.arch, "shared": ck.metadata["shared"],
+                                     "kernarg": kernarg_layout(ck.asm["amdgcn"], name).to_json()})
 
 
 def _has(ck: Any, key: str) -> bool:

@@ -266,6 +266,9 @@ class _Reader:
             case "list_attr":
                 # attributes are immutable: lists read back as tuples, as the ops store them
                 return tuple(self.attr_value(v) for v in tree.children if v is not None)
+            case "dict_attr":
+                # a record (a user's layout): keys in the written order, as the op built it
+                return self.attrs(tree)
             case _:
                 return self.type(tree)
 

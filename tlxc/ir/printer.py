@@ -42,6 +42,8 @@ def format_attr(v: Any) -> str:
         return str(v)
     if isinstance(v, (tuple, list)):
         return "[" + ", ".join(format_attr(x) for x in v) + "]"
+    if isinstance(v, dict):  # a record such as a user's layout: {kind = "amd_mfma", version = 4}
+        return "{" + ", ".join(f"{k} = {format_attr(x)}" for k, x in v.items()) + "}"
     raise TypeError(f"cannot print attribute value {v!r}")
 
 

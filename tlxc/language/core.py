@@ -127,6 +127,7 @@ broadcast_to = _b("broadcast_to", "Broadcast to a shape.")
 broadcast = _b("broadcast", "Broadcast two values to a common shape.")
 join = _b("join", "Stack two tiles along a new last dimension.")
 split = _b("split", "Split a tile whose last dimension is 2.")
+cat = _b("cat", "Concatenate two tiles along dimension `dim` (0 by default).")
 # -- arithmetic -------------------------------------------------------------------------
 where = _b("where", "Elementwise select.")
 minimum = _b("minimum", "Elementwise minimum.")
@@ -159,6 +160,7 @@ argmax = _b("argmax", "Index of the maximum along an axis.")
 argmin = _b("argmin", "Index of the minimum along an axis.")
 xor_sum = _b("xor_sum", "Bitwise xor along an axis.")
 dot = _b("dot", "Matrix product a @ b (+ acc).")
+dot_scaled = _b("dot_scaled", "Matrix product of microscaled (mx) operands: (a * a_scale) @ (b * b_scale) + acc.")
 # -- control and hints ------------------------------------------------------------------
 range = _b("range", "A loop range with pipelining and unrolling hints.")  # noqa: A001
 static_range = _b("static_range", "A loop range unrolled at compile time.")

@@ -3,7 +3,7 @@
 
 Like ``tl``, the functions here are names only: inside a ``@tlxc.kernel`` function the
 frontend applies the semantic rule registered as ``tlx.<name>`` in
-``tlxc.frontend.semantics`` (``tlx_buffers``, ``tlx_sync``, ``tlx_mma``). The classes
+``tlxc.frontend.semantics`` (``tlx_buffers``, ``tlx_sync``, ``tlx_mma``, ``tlx_amd``). The classes
 (``storage_kind`` ...) are plain host-side values that kernels pass as arguments.
 """
 
@@ -143,6 +143,8 @@ reinterpret_tensor_descriptor = _b("reinterpret_tensor_descriptor", "A descripto
 # -- tensor cores -------------------------------------------------------------------------
 async_dot = _b("async_dot", "Start `A @ B (+ acc)` on the tensor cores (wgmma on Hopper).")
 async_dot_wait = _b("async_dot_wait", "Wait until at most `pendings` async_dot groups are in flight.")
+# -- AMD: register layouts, explicit MFMA scheduling, scaled dot (tlxc/tlx/amd.py) ------------
+from .amd import *  # noqa: E402,F401,F403
 
 BUILTINS: dict[str, Builtin] = {
     name: obj for name, obj in list(globals().items()) if isinstance(obj, Builtin)

@@ -20,6 +20,7 @@ from ...ir.layout.target import LayoutTarget
 from ...ir.passes import buffer_layouts, dce, dot_to_wgmma, layouts, membar, smem_alloc, tma_staging
 from ...ir.passes.options import PassOptions
 from ...ir.types import DType, Kind, PointerType, TensorDescType
+from .. import target_ops
 from . import (  # noqa: F401  (importing a lowering module registers its rules)
     lower_arith,
     lower_buffers,
@@ -92,6 +93,7 @@ def generate(module, arch: str, timings: dict[str, float] | None = None, maxnreg
                           async_dot_layout=lower_wgmma.async_dot_layout,
                           async_dot_a_layout=lower_wgmma.async_dot_a_layout)
     for func in module.funcs:
+        target_ops.check_nvidia(func, arch)  # AMD operations: refused at the user's line
         check_storage(func, target)
     module = tma_staging.run(module, options)
     if target.arch in lower_wgmma.WGMMA_ARCHS:  # tl.dot on wgmma where it fits (else mma.sync)

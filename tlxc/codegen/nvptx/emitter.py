@@ -77,6 +77,8 @@ class Emitter:
     current: Operation | None = None
     axis: Any = None  # the axis analysis of the function (contiguity/alignment), for vectorization
     _unpacked: dict[int, TileRegs] = field(default_factory=dict)  # packed values unpacked by this op
+    _divergent: dict[int, bool] = field(default_factory=dict)  # scalar values that differ between threads
+    divergent_depth: int = 0  # > 0 while lowering code that only some threads of the CTA run
 
     # -- values ------------------------------------------------------------------------------
     def get(self, v: Value, packed_ok: bool = False) -> TileRegs:
@@ -242,6 +244,30 @@ class Emitter:
 
     def barrier(self) -> None:
         self.fn.emit("bar.sync 0")
+
+    # -- uniformity ----------------------------------------------------------------------------
+    def divergent(self, v: Value) -> bool:
+        """Whether scalar ``v`` may differ between the threads of the CTA: it depends on
+        ``tlx.thread_id`` or ``tlx.clock64`` (through any op, region result or loop-carried
+        value). Every other scalar is uniform, which lets branches be ``bra.uni`` and a
+        scalar store be done by one thread."""
+        key = id(v)
+        if key in self._divergent:
+            return self._divergent[key]
+        self._divergent[key] = False  # while visiting: a cycle through a loop adds nothing
+        owner = v.owner
+        if isinstance(owner, Operation):
+            found = isinstance(owner, (ops.ThreadIdOp, ops.Clock64Op)) or \
+                any(self.divergent(x) for x in owner.operands) or \
+                any(self.divergent(x) for r in owner.regions for b in r.blocks if b.ops for x in b.ops[-1].operands)
+        elif isinstance(owner, Block) and owner.parent is not None and owner.parent.parent is not None:
+            op = owner.parent.parent  # the op whose region this block is
+            found = any(self.divergent(x) for x in op.operands) or \
+                any(self.divergent(x) for r in op.regions for b in r.blocks if b.ops for x in b.ops[-1].operands)
+        else:
+            found = False
+        self._divergent[key] = found
+        return found
 
     # -- walking -------------------------------------------------------------------------------
     def block(self, block: Block) -> None:

@@ -1,6 +1,8 @@
 """Structured control flow. Scalars are uniform across the CTA, so branches on them are
-``bra.uni``. Region results and loop-carried values get their own registers, written by
-parallel copies at ``yield`` / ``condition``."""
+``bra.uni`` -- except those that depend on ``tlx.thread_id`` or ``tlx.clock64``
+(``Emitter.divergent``): those branch with ``bra``, and the code under them knows that
+only some threads run it (``Emitter.divergent_depth``). Region results and loop-carried
+values get their own registers, written by parallel copies at ``yield`` / ``condition``."""
 
 from __future__ import annotations
 
@@ -91,11 +93,15 @@ def for_loop(e: Emitter, op: Operation) -> None:
         e.fn.emit(f"not.pred {up}, {up}")
         e.fn.emit(f"and.pred {b}, {b}, {up}")
         e.fn.emit(f"or.pred {done}, {a}, {b}")
-    e.fn.emit(f"bra.uni {exit_}", done)
+    diverges = any(e.divergent(v) for v in op.operands[:3])
+    bra = "bra" if diverges else "bra.uni"
+    e.fn.emit(f"{bra} {exit_}", done)
+    e.divergent_depth += diverges
     e.block(body)
+    e.divergent_depth -= diverges
     e.fn.emit(f"add.{sfx} {iv}, {iv}, {step}")
     parallel_copy(e, carried, sources(e, list(body.args[1:]), list(term.operands)))
-    e.fn.emit(f"bra.uni {head}")
+    e.fn.emit(f"{bra} {head}")
     e.fn.place(exit_)
     for res, arg in zip(op.results, body.args[1:]):
         e.values[id(res)] = e.get(arg, packed_ok=True)
@@ -112,7 +118,10 @@ def if_op(e: Emitter, op: Operation) -> None:
     (cond,) = e.get(op.operands[0]).regs
     results = fresh(e, list(op.results))
     else_, end = e.fn.label("else"), e.fn.label("endif")
-    e.fn.emit(f"bra.uni {else_}", cond, negate=True)
+    diverges = e.divergent(op.operands[0])
+    bra = "bra" if diverges else "bra.uni"
+    e.fn.emit(f"{bra} {else_}", cond, negate=True)
+    e.divergent_depth += diverges
     for i, region in enumerate(op.regions):
         if i == 1:
             e.fn.place(else_)
@@ -121,6 +130,7 @@ def if_op(e: Emitter, op: Operation) -> None:
         parallel_copy(e, results, [e.get(v).regs for v in term.operands])
         if i == 0:
             e.fn.emit(f"bra.uni {end}")
+    e.divergent_depth -= diverges
     e.fn.place(end)
 
 
@@ -138,10 +148,14 @@ def while_loop(e: Emitter, op: Operation) -> None:
     forwarded = [e.get(v).regs for v in cond_op.operands[1:]]
     parallel_copy(e, results, forwarded)
     (c,) = e.get(cond_op.operands[0]).regs
-    e.fn.emit(f"bra.uni {exit_}", c, negate=True)
+    diverges = e.divergent(cond_op.operands[0])
+    bra = "bra" if diverges else "bra.uni"
+    e.fn.emit(f"{bra} {exit_}", c, negate=True)
     parallel_copy(e, body_args, results)
+    e.divergent_depth += diverges
     e.block(after)
+    e.divergent_depth -= diverges
     term = after.ops[-1]
     parallel_copy(e, args, [e.get(v).regs for v in term.operands])
-    e.fn.emit(f"bra.uni {head}")
+    e.fn.emit(f"{bra} {head}")
     e.fn.place(exit_)

@@ -144,7 +144,12 @@ def store(e: Emitter, op: Operation) -> None:
     v = vector_width(e, op, size)
     cache = _CACHE[op.attrs["cache"]]
     layout = ptr_value.type.layout if ptr_value.type.shape else None
-    owner = owner_predicate(e, layout) if layout is not None else _first_thread(e)
+    if layout is not None:
+        owner = owner_predicate(e, layout)
+    elif e.divergent_depth:
+        owner = None  # under a branch on thread_id: the threads that get here store, each its own
+    else:
+        owner = _first_thread(e)  # one store of the value every thread holds (thread 0's)
     dup = access.duplicate_registers(layout) if layout is not None else set()
     for start in range(0, len(ptrs), v):
         if start in dup:

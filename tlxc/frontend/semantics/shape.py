@@ -1,5 +1,5 @@
 """Rules that create tiles or change their shape: broadcasting, arange, zeros/full,
-reshape, trans/permute, expand_dims, broadcast_to, join, split."""
+reshape, trans/permute, expand_dims, broadcast_to, join, split, cat."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from ...ir.types import TileType
 from ..values import Tensor, describe, unwrap
 from .base import (
     Ctx,
+    axis_arg,
     check_shape,
     const_shape,
     const_value,
@@ -239,3 +240,26 @@ def split(ctx: Ctx, a: Any) -> tuple[Tensor, Tensor]:
     return Tensor(op.results[0]), Tensor(op.results[1])
 
 
+
+
+@rule("cat")
+def cat(ctx: Ctx, input: Any, other: Any, can_reorder: Any = False, dim: Any = 0) -> Tensor:
+    """Triton's ``tl.cat``: ``input`` then ``other`` along ``dim`` (the other dims equal),
+    built as join, permute and reshape. ``can_reorder`` allows any order of the elements;
+    keeping them in order is one such order."""
+    a, b = as_tile(input, "tl.cat"), as_tile(other, "tl.cat")
+    const_value(can_reorder, "can_reorder", (bool,))
+    rank = len(a.shape)
+    d = axis_arg(dim, rank)
+    if len(b.shape) != rank or any(x != y for i, (x, y) in enumerate(zip(a.shape, b.shape)) if i != d):
+        fail("TLXC-SHAPE-001", f"tl.cat needs tiles whose shapes differ only in dimension {d}, got {fmt(a.shape)} "
+                               f"and {fmt(b.shape)}")
+    if a.shape[d] != b.shape[d]:
+        fail("TLXC-SHAPE-003", f"tl.cat of {fmt(a.shape)} and {fmt(b.shape)}: the result's dimension {d} would "
+                               f"be {a.shape[d] + b.shape[d]}, not a power of two")
+    joined = join(ctx, a, b)
+    order = list(range(rank))
+    order.insert(d, rank)
+    new = list(a.shape)
+    new[d] *= 2
+    return reshape(ctx, permute(ctx, joined, *order), *new)

@@ -1,5 +1,6 @@
 """The op catalog, grouped by area. Importing this package registers every op."""
 
+from .amd import *  # noqa: F401,F403
 from .arith import *  # noqa: F401,F403
 from .arith import MATH_FUNCTIONS, MATH_OPS, PREDICATES  # noqa: F401
 from .async_copy import *  # noqa: F401,F403
