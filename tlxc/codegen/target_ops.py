@@ -8,7 +8,7 @@ runs, and reported at the user's line (``TLXC-TLX-006``):
   ``tlx.require_layout``) on an NVIDIA target;
 * NVIDIA-only operations on an AMD target: TMA (descriptor loads and stores, device
   descriptors), ``async_dot`` / ``async_dot_wait`` (wgmma), ``barrier_expect_bytes``,
-  named barriers, ``fence``, tensor memory;
+  tensor memory (named barriers and fences: ``amdgpu/lower_sync`` decides);
 * AMD operations the chip lacks: MFMA scheduling without MFMA (gfx1250 has WMMA), AGPRs
   on a chip without them, and an AGPR MFMA accumulator on CDNA3, which the seed rules
   out (``accumulator_register_class="agpr"``, and ``persistent`` with the ``auto``
@@ -54,8 +54,12 @@ _USER_NAMES = {
 NVIDIA_ONLY: tuple[type[Operation], ...] = (
     ops.TmaLoadOp, ops.TmaStoreOp, ops.TmaStoreWaitOp, ops.DescriptorLoadOp, ops.DescriptorStoreOp,
     ops.MakeTensorDescOp, ops.ReinterpretTensorDescOp, ops.AllocTensorDescOp, ops.AsyncDotOp, ops.AsyncDotWaitOp,
-    ops.BarrierExpectOp, ops.NamedBarrierWaitOp, ops.NamedBarrierArriveOp, ops.FenceOp,
+    ops.BarrierExpectOp,
 )
+# Named barriers and fences are the AMD code generator's own to judge (``amdgpu/lower_sync``):
+# it lowers ``fence("gpu"/"sys")`` and the compiler's CTA barrier (barrier 0 of every
+# thread, which the hazard pass inserts after this check) and refuses user named barriers
+# and ``fence("async_shared")`` at the user's line.
 
 # Layout and scaled-dot ops that are not AMD-only in TLX but that the NVIDIA code
 # generator cannot lower yet (rematerialized_range and release_layout it rewrites away).

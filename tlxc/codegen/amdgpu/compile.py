@@ -22,11 +22,20 @@ from ...ir.layout.target import LayoutTarget
 from ...ir.passes import buffer_layouts, dce, layouts, membar, smem_alloc
 from ...ir.passes.options import PassOptions
 from ...ir.types import DType, Kind, PointerType, TensorDescType
+from .. import target_ops
 from . import (  # noqa: F401  (importing a lowering module registers its rules)
+    lower_amd_tlx,
     lower_arith,
+    lower_buffers,
+    lower_cast,
     lower_control,
+    lower_convert,
+    lower_dot,
+    lower_math,
     lower_memory,
+    lower_reduce,
     lower_shape,
+    lower_sync,
 )
 from .emitter import Emitter
 from .isa import TARGETS, TRIPLE, AmdTarget
@@ -80,9 +89,14 @@ def check_target_ops(func, target: AmdTarget) -> None:
 def generate(module, arch: str, timings: dict[str, float] | None = None) -> AmdKernel:
     target = TARGETS[arch]
     t0 = time.perf_counter()
-    options = PassOptions(target=layout_target(target))
+    options = PassOptions(target=layout_target(target), dot_layout=lower_dot.dot_layout_hook(target),
+                          buffer_layout=lower_buffers.lds_buffer_layout(target), plain_async_copy_buffers=True,
+                          scheduled_mfma_layouts=lower_amd_tlx.scheduled_mfma_layouts(target))
     (func,) = module.funcs
+    target_ops.check_amd(func, arch)  # NVIDIA-only TLX operations, AMD ones this chip lacks
     check_target_ops(func, target)
+    lower_dot.check(func, target)
+    lower_buffers.check_async_copies(func, target)
     module = buffer_layouts.run(module, options)
     module = layouts.run(module, options)
     module = dce.run(module, options)
@@ -131,7 +145,7 @@ def generate(module, arch: str, timings: dict[str, float] | None = None) -> AmdK
 
     total = plan.check_limit(target.lds_bytes, e.scratch_bytes, arch, func.loc)
     lds.value_type = ir.ArrayType(I8, max(total, 1))
-    lds.initializer = ir.Constant(lds.value_type, None)  # undef: LDS has no initial contents
+    lds.initializer = ir.Constant(lds.value_type, ir.Undefined)  # LDS has no initial contents (LLVM refuses any other)
     text = _with_kernel_attributes(str(llmod), name, threads)
     if timings is not None:
         timings["llir"] = time.perf_counter() - t0

@@ -104,13 +104,7 @@ class Emitter:
         v = self._special.get(key)
         if v is None:
             assert self.entry is not None
-            b = ir.IRBuilder(self.entry)
-            term = self.entry.terminator
-            if term is not None:
-                b.position_before(term)
-            else:
-                b.position_at_end(self.entry)
-            v = self._special[key] = make(b)
+            v = self._special[key] = make(_EntryBuilder(self.entry))
         return v
 
     def special(self, name: str) -> ir.Value:
@@ -180,15 +174,15 @@ class Emitter:
     def lds_base(self) -> ir.Value:
         """The LDS address of the kernel's scratch area (after the buffers)."""
         assert self.lds is not None
-        return self.in_entry("lds_scratch", lambda b: b.gep(self.lds, [ir.Constant(I32, self.scratch_offset)],
-                                                            source_etype=ir.IntType(8)))
+        return self.in_entry("lds_scratch", lambda b: _opaque(b.gep(self.lds, [ir.Constant(I32, self.scratch_offset)],
+                                                                    source_etype=ir.IntType(8))))
 
     def lds_address(self, offset: ir.Value | int) -> ir.Value:
         """``lds + offset`` bytes (an ``i32`` value or a constant)."""
         assert self.lds is not None
         if isinstance(offset, int):
             offset = ir.Constant(I32, offset)
-        return self.b.gep(self.lds, [offset], source_etype=ir.IntType(8))
+        return _opaque(self.b.gep(self.lds, [offset], source_etype=ir.IntType(8)))
 
     def barrier(self) -> None:
         """A work-group barrier that also orders LDS accesses (``s_barrier`` with the
@@ -212,6 +206,29 @@ class Emitter:
             rule(self, op)
         finally:
             self.current = prev
+
+
+class _EntryBuilder(ir.IRBuilder):
+    """Appends every instruction at the end of the entry block (before its branch, once
+    there is one). A plain builder keeps the insertion index it was positioned at, so a
+    ``make`` that asks for another entry value (``special("tid")`` inside it) would put its
+    own instructions before that value's definition."""
+
+    def _insert(self, instr: ir.Instruction) -> None:
+        term = self.block.terminator
+        if term is not None:
+            self.position_before(term)
+        else:
+            self.position_at_end(self.block)
+        super()._insert(instr)
+
+
+def _opaque(gep: ir.Value) -> ir.Value:
+    """A ``getelementptr`` on ``@global_smem`` as the opaque ``ptr addrspace(3)`` it is:
+    llvmlite types it as a pointer to the array (its typed-pointer walk), and then refuses to
+    store anything but the array through it."""
+    gep.type = LDS_PTR
+    return gep
 
 
 def layout_of(t: Type) -> LinearLayout | None:

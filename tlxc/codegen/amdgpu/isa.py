@@ -68,6 +68,9 @@ class AmdTarget:
     lds_banks: int = 32
     lds_bank_bytes: int = 4
     max_threads_per_block: int = 1024
+    # DPP ``row_xmask`` (lane ^ n within a row of 16): GFX10+ only; LLVM refuses it on GFX9
+    # ("row_share and row_xmask are not supported before GFX10"), see ``cross_lane``.
+    dpp_row_xmask: bool = False
 
     @property
     def fp8_dtypes(self) -> tuple[str, str]:
@@ -85,7 +88,10 @@ TARGETS: dict[str, AmdTarget] = {
     # gfx950, 32 elsewhere), MFMA v4 with scaled MFMA (mx formats), OCP fp8.
     "gfx950": AmdTarget("gfx950", "CDNA4", 64, 160 * 1024, 320 * 4, 512, 256, 256, 102,
                         has_mfma=True, has_wmma=False, has_scaled_mma=True, fp8="ocp", lds_banks=64),
-    # GFX12.5: wave32, 320 KiB LDS, WMMA (16x16xK, scaled variants), 1024 VGPRs, no AGPRs.
+    # GFX12.5: wave32, 320 KiB LDS in 64 banks (composable_kernel, ck_tile/core/arch/arch.hpp:
+    # get_n_lds_banks is 64 for gfx950 and gfx125x, 32 elsewhere), WMMA (16x16xK, scaled
+    # variants), 1024 VGPRs, no AGPRs; GFX10+ DPP (row_xmask).
     "gfx1250": AmdTarget("gfx1250", "GFX12.5", 32, 320 * 1024, 512 * 4, 1024, 256, 0, 106,
-                         has_mfma=False, has_wmma=True, has_scaled_mma=True, fp8="ocp"),
+                         has_mfma=False, has_wmma=True, has_scaled_mma=True, fp8="ocp", lds_banks=64,
+                         dpp_row_xmask=True),
 }

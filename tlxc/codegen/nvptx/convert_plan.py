@@ -17,6 +17,12 @@ A register or shuffle move whose register choice would take more than
 ``MAX_SELECT_BITS`` predicates goes through shared memory instead; ``plan_move`` answers
 None for pairs the planner does not cover (a tile split over CTAs, a layout without a
 whole warp of lanes).
+
+Rounds. Given a scratch budget, a ``SharedMove`` whose buffer exceeds it is split into
+``2**round_bits`` rounds (``split_rounds``, from ``conversion.plan_shared_rounds``): the
+top offset bits of its buffer layout name the round, and one round's buffer is reused
+by the next. A pair with too few round directions keeps fewer rounds than it needs,
+and the kernel's shared-memory check then reports it (TLXC-RESOURCE-001).
 """
 
 from __future__ import annotations
@@ -26,7 +32,14 @@ from dataclasses import dataclass
 
 from ...ir.layout import gf2
 from ...ir.layout.common import BLOCK, LANE, OFFSET, REGISTER, WARP
-from ...ir.layout.conversion import ConversionKind, SharedConversion, plan_conversion, plan_shared_conversion
+from ...ir.layout.conversion import (
+    ConversionKind,
+    SharedConversion,
+    plan_conversion,
+    plan_shared_conversion,
+    plan_shared_rounds,
+    round_candidates,
+)
 from ...ir.layout.linear import LayoutError, LinearLayout
 from ...ir.layout.target import LayoutTarget
 
@@ -175,14 +188,32 @@ class SharedMove:
     store: SharedSide
     load: SharedSide
     copies: int = 0
+    # in ``2**round_bits`` rounds: the top offset bits of ``shared`` (of a register's
+    # constant offset; the thread's part has none) are its round
+    round_bits: int = 0
+
+    @property
+    def rounds(self) -> int:
+        return 1 << self.round_bits
+
+    @property
+    def round_size(self) -> int:
+        """Elements of one round's buffer (the scratch it needs)."""
+        return self.size >> self.round_bits
+
+    def round_of(self, offset: int) -> int:
+        """The round in which the element at buffer offset ``offset`` travels."""
+        return offset // self.round_size
 
 
 Move = NoMove | RegisterMove | ShuffleMove | SharedMove
 
 
-def plan_move(src: LinearLayout, dst: LinearLayout, *, elem_bits: int, target: LayoutTarget) -> Move | None:
+def plan_move(src: LinearLayout, dst: LinearLayout, *, elem_bits: int, target: LayoutTarget,
+              budget: int | None = None) -> Move | None:
     """What the lowering emits for a conversion from ``src`` to ``dst`` (None: the
-    row-major fallback)."""
+    row-major fallback). ``budget``: the bytes of scratch available; a shared-memory
+    move that needs more runs in rounds where the layouts allow."""
     if not supported(src, dst, target):
         return None
     try:
@@ -206,7 +237,41 @@ def plan_move(src: LinearLayout, dst: LinearLayout, *, elem_bits: int, target: L
         shared = plan.shared or plan_shared_conversion(src, dst, elem_bits=elem_bits, target=target)
     except LayoutError:
         return None
+    if budget is not None:
+        shared = split_rounds(src, dst, shared, elem_bits=elem_bits, target=target, budget=budget)
     return shared_move(src, dst, shared, elem_bits)
+
+
+def rounds_needed(nbytes: int, budget: int) -> int:
+    """The fewest round bits that bring ``nbytes`` (a power of two) within ``budget``."""
+    k = 0
+    while k < 62 and nbytes >> k > max(budget, 0):
+        k += 1
+    return k
+
+
+def split_rounds(src: LinearLayout, dst: LinearLayout, plan: SharedConversion, *, elem_bits: int,
+                 target: LayoutTarget, budget: int, load_vector_bits: int | None = None,
+                 rounds: Sequence[int] | None = None) -> SharedConversion:
+    """``plan`` itself when its buffer fits ``budget`` bytes, else the plan in as many
+    rounds as it takes -- or as the layouts allow (``round_candidates``; ``rounds``: the
+    candidates, when the caller restricts them). The rounds avoid the one-round plan's
+    vector bits, so they keep its vectors."""
+    size = 1 << plan.shared.in_dim_bits(OFFSET)
+    need = rounds_needed(size * elem_bits // 8, budget)
+    if not need:
+        return plan
+    vec_bits = max(plan.store_vec, plan.load_vec).bit_length() - 1
+    avoid = [plan.shared.apply_flat(1 << i) for i in range(vec_bits)]
+    if rounds is None:
+        rounds = round_candidates(src, dst, avoid)
+    while need > 0:
+        try:
+            return plan_shared_rounds(src, dst, list(rounds)[:need], elem_bits=elem_bits, target=target,
+                                      load_vector_bits=load_vector_bits)
+        except LayoutError:  # a restricted pair the planner cannot place: fewer rounds
+            need -= 1
+    return plan
 
 
 def supported(src: LinearLayout, dst: LinearLayout, target: LayoutTarget) -> bool:
@@ -334,4 +399,5 @@ def shared_move(src: LinearLayout, dst: LinearLayout, plan: SharedConversion, el
 
     free = src.free_variable_masks()
     copies = free[LANE] | (free[WARP] << src.in_dim_bits(LANE))
-    return SharedMove(shared, 1 << bits, elem_bits, side(src, plan.store_vec), side(dst, plan.load_vec), copies)
+    return SharedMove(shared, 1 << bits, elem_bits, side(src, plan.store_vec), side(dst, plan.load_vec), copies,
+                      plan.round_bits)

@@ -10,7 +10,10 @@
   value takes two), see ``ShuffleMove``.
 * ``SHARED_MEMORY`` -- data crosses warps: a barrier (the scratch area is shared with the
   ops before), vectorized ``st.shared`` into the planner's swizzled buffer, a barrier,
-  vectorized ``ld.shared``; see ``SharedMove``.
+  vectorized ``ld.shared``; see ``SharedMove``. When the buffer does not fit in the
+  shared memory the kernel's own buffers leave (``scratch_budget``), this runs in rounds
+  that each move part of the registers through one round's buffer (``SharedMove.rounds``;
+  two barriers per round); a conversion that fits keeps its one round.
 
 Everything is computed from linear maps, so addresses and shuffle lanes are, as in
 ``Emitter.thread_coords``, a constant per register XOR a per-thread value that is linear
@@ -72,7 +75,7 @@ def convert_layout(e: Emitter, op: Operation) -> None:
     cls = reg_class(op.result.type.scalar)
     t = e.target
     target = LayoutTarget(t.warp_size, t.shared_banks, t.bank_bytes, t.max_vector_bytes)
-    move = plan_move(src.layout, dst, elem_bits=ELEM_BITS[cls], target=target)
+    move = plan_move(src.layout, dst, elem_bits=ELEM_BITS[cls], target=target, budget=scratch_budget(e))
     match move:
         case NoMove():
             e.set(op.result, list(src.regs))
@@ -84,6 +87,12 @@ def convert_layout(e: Emitter, op: Operation) -> None:
             e.set(op.result, _shared(e, cls, src.regs, move))
         case _:
             e.set(op.result, _legacy(e, op, src.layout, src.regs))
+
+
+def scratch_budget(e: Emitter) -> int:
+    """Bytes of scratch one op may use: the target's shared memory less the kernel's own
+    buffers (the scratch area starts after them)."""
+    return e.target.max_shared_bytes - e.scratch_offset
 
 
 # -- per-thread values, computed once in the prologue ------------------------------------------
@@ -259,37 +268,20 @@ def _unpack_bits(e: Emitter, word: Reg, n: int, stride: int, cls: str) -> list[R
 
 # -- shared memory ------------------------------------------------------------------------------
 def _shared(e: Emitter, cls: str, regs: list[Reg], move: SharedMove) -> list[Reg]:
-    e.scratch(move.size * move.elem_bits // 8)
-    e.barrier()  # the scratch area may still be read by the op before
-    store_shared(e, cls, regs, move)
-    e.barrier()
-    return _load_shared(e, cls, move)
-
-
-def store_shared(e: Emitter, cls: str, regs: list[Reg], move: SharedMove, at: int = 0) -> None:
-    """The store half of ``move``: this thread's ``regs`` into the buffer that starts
-    ``at`` bytes into the scratch area (the caller reserves it and places the barriers)."""
-    nbytes = move.elem_bits // 8
-    store_slot = _selector(e, move.store.slot_thread)
-    owner = e.thread_owner(move.copies)
-    for addr, imm, group in accesses(e, move.store, nbytes, at):
-        values = [store_slot(cls, lambda x, i=i, g=group: regs[g[i ^ x]]) for i in range(len(group))]
-        units = _pack(e, cls, values, move.elem_bits)
-        ty = _unit_type(cls, move.elem_bits, len(group))
-        e.fn.emit(f"st.shared{_vec(len(units))}.{ty} [{addr}+{imm}], {_operands(units)}", owner)
-
-
-def _load_shared(e: Emitter, cls: str, move: SharedMove) -> list[Reg]:
-    nbytes = move.elem_bits // 8
+    e.scratch(move.round_size * move.elem_bits // 8)
     out: list[Reg | None] = [None] * len(move.load.offsets)
-    load_slot = _selector(e, move.load.slot_thread)
-    for addr, imm, group in accesses(e, move.load, nbytes):
-        ty = _unit_type(cls, move.elem_bits, len(group))
-        units = _load_units(e, cls, move.elem_bits, len(group))
-        e.fn.emit(f"ld.shared{_vec(len(units))}.{ty} {_operands(units)}, [{addr}+{imm}]")
-        loaded = _unpack(e, cls, units, move.elem_bits, len(group))
-        for i, r in enumerate(group):
-            out[r] = load_slot(cls, lambda x, i=i, v=loaded: v[i ^ x])
+    if move.rounds == 1:
+        e.barrier()  # the scratch area may still be read by the op before
+        store_shared(e, cls, regs, move)
+        e.barrier()
+        _load_shared(e, cls, move, out)
+    else:
+        stores, loads = round_accesses(e, move, move.store), round_accesses(e, move, move.load)
+        for r in range(move.rounds):
+            e.barrier()  # the scratch area may still be read by the op (or the round) before
+            store_shared(e, cls, regs, move, access=stores[r])
+            e.barrier()
+            _load_shared(e, cls, move, out, loads[r])
     # registers holding an element a second time take the first one's value
     first: dict[int, Reg] = {}
     for r, c in enumerate(move.load.offsets):
@@ -298,9 +290,53 @@ def _load_shared(e: Emitter, cls: str, move: SharedMove) -> list[Reg]:
     return [first[c] for c in move.load.offsets]
 
 
-def accesses(e: Emitter, side: SharedSide, nbytes: int, at: int = 0) -> list[tuple[Reg, int, tuple[int, ...]]]:
+Access = tuple[Reg, int, tuple[int, ...]]
+
+
+def store_shared(e: Emitter, cls: str, regs: list[Reg], move: SharedMove, at: int = 0,
+                 access: list[Access] | None = None) -> None:
+    """The store half of ``move``: this thread's ``regs`` into the buffer that starts
+    ``at`` bytes into the scratch area (the caller reserves it and places the barriers);
+    ``access``: only these accesses (one round's, from ``round_accesses``)."""
+    nbytes = move.elem_bits // 8
+    store_slot = _selector(e, move.store.slot_thread)
+    owner = e.thread_owner(move.copies)
+    for addr, imm, group in accesses(e, move.store, nbytes, at) if access is None else access:
+        values = [store_slot(cls, lambda x, i=i, g=group: regs[g[i ^ x]]) for i in range(len(group))]
+        units = _pack(e, cls, values, move.elem_bits)
+        ty = _unit_type(cls, move.elem_bits, len(group))
+        e.fn.emit(f"st.shared{_vec(len(units))}.{ty} [{addr}+{imm}], {_operands(units)}", owner)
+
+
+def _load_shared(e: Emitter, cls: str, move: SharedMove, out: list[Reg | None],
+                 access: list[Access] | None = None) -> None:
+    """The load half of ``move`` (``access``: one round's) into ``out``, by result register."""
+    load_slot = _selector(e, move.load.slot_thread)
+    for addr, imm, group in accesses(e, move.load, move.elem_bits // 8) if access is None else access:
+        ty = _unit_type(cls, move.elem_bits, len(group))
+        units = _load_units(e, cls, move.elem_bits, len(group))
+        e.fn.emit(f"ld.shared{_vec(len(units))}.{ty} {_operands(units)}, [{addr}+{imm}]")
+        loaded = _unpack(e, cls, units, move.elem_bits, len(group))
+        for i, r in enumerate(group):
+            out[r] = load_slot(cls, lambda x, i=i, v=loaded: v[i ^ x])
+
+
+def round_accesses(e: Emitter, move: SharedMove, side: SharedSide, at: int = 0) -> list[list[Access]]:
+    """``accesses`` of ``side`` of ``move`` per round, addressed in one round's buffer
+    (the address registers are made once, before the first round)."""
+    found = accesses(e, side, move.elem_bits // 8, at, move.round_size)
+    per: list[list[Access]] = [[] for _ in range(move.rounds)]
+    for a, (_, imm, _) in zip(found, side.groups()):
+        per[move.round_of(imm)].append(a)
+    return per
+
+
+def accesses(e: Emitter, side: SharedSide, nbytes: int, at: int = 0,
+             round_size: int | None = None) -> list[tuple[Reg, int, tuple[int, ...]]]:
     """``(address register, byte immediate, registers)`` per vector access of ``side`` to a
-    buffer of ``nbytes``-byte elements that starts ``at`` bytes into the scratch area."""
+    buffer of ``nbytes``-byte elements that starts ``at`` bytes into the scratch area.
+    ``round_size``: the elements of one round's buffer, when the side's offsets span
+    several rounds (the round, in the immediate's top bits, is dropped)."""
     base = e.smem_base()
     thread = e.thread_xor([t * nbytes for t in side.address_thread.terms])
     if isinstance(thread, int):
@@ -320,6 +356,8 @@ def accesses(e: Emitter, side: SharedSide, nbytes: int, at: int = 0) -> list[tup
             e.fn.emit(f"xor.b32 {a}, {thread}, {runtime * nbytes}")
             e.fn.emit(f"add.u32 {a}, {a}, {base}")
             addrs[runtime] = a
+        if round_size is not None:
+            imm %= round_size
         out.append((addrs[runtime], imm * nbytes + at, group))
     return out
 

@@ -21,6 +21,15 @@ an operand there is a layout conversion through shared memory whose load half is
   of one K step (A: its 4 words; B: 2 words of 2 neighbouring n8 tiles). Two K steps in
   one ``.x4`` of B made ptxas (12.9, 13.0) drop a spilling kernel to 32 registers.
 
+Rounds. When both operands' buffers do not fit in the shared memory the kernel's own
+buffers leave, they are staged in rounds along K (``_k_rounds``): round ``r`` stores the
+K steps whose round bits (K directions above one instruction step, held in registers by
+both the source and the address layout of both operands, ``conversion.rounds_qualify``)
+spell ``r``, syncs, and loads every fragment word of those steps with ``ldmatrix``
+before the next round reuses the buffers. The words are loaded eagerly then, so they
+stay live until their MMAs; a round-outer MMA loop (``lower_mma.emit_mma``) would let
+them die sooner. Operands that fit keep one round and load lazily.
+
 The first version's staging (``Staged``: A ``[batch, M, K]`` row-major, B transposed to
 ``[batch, N, K]``, every row padded by 16 bytes, one ``ld.shared.b32`` per word) stays
 for an 8-bit K of 16 -- half an instruction step, the other half reads zeros -- and for
@@ -39,14 +48,14 @@ from ...errors import InternalCompilerError
 from ...ir.core import Operation
 from ...ir.layout import gf2
 from ...ir.layout.common import LANE, REGISTER
-from ...ir.layout.conversion import BankCost, bank_cost, plan_shared_conversion
+from ...ir.layout.conversion import BankCost, bank_cost, plan_shared_conversion, plan_shared_rounds, rounds_qualify
 from ...ir.layout.linear import LayoutError, LinearLayout, log2
 from ...ir.layout.nvidia import LdmatrixAddress, MmaV2, ldmatrix_address
 from ...ir.layout.target import LayoutTarget
 from ...ir.types import DType, Kind
 from .convert_plan import SharedMove, shared_move, supported
 from .emitter import Emitter, TileRegs
-from .lower_convert import accesses, store_shared
+from .lower_convert import Access, accesses, round_accesses, scratch_budget, store_shared
 from .ptx import Reg
 
 # The bytes of K that one mma.sync instruction consumes, for every form lowered here.
@@ -109,17 +118,24 @@ def plan_ldmatrix(src: LinearLayout, dst: LinearLayout, *, elem_bits: int, targe
 
 
 def plan_ldmatrix_as(src: LinearLayout, dst: LinearLayout, *, elem_bits: int, target: LayoutTarget,
-                     trans: bool, k_dim: int | None = None) -> LdmatrixPlan | None:
+                     trans: bool, k_dim: int | None = None, rounds: tuple[int, ...] = ()) -> LdmatrixPlan | None:
     """The plan with ``.trans`` or without, or None when the planner cannot lay out the
-    buffer so that every row is 16 contiguous bytes in order."""
+    buffer so that every row is 16 contiguous bytes in order. ``rounds``: staged in
+    rounds told apart by these tile directions (``conversion.plan_shared_rounds``)."""
     if not supported(src, dst, target) or dst.in_dim_size(LANE) != 32:
         return None
     address = _address(dst, elem_bits, trans, k_dim)
     if address is None:
         return None
     try:
-        plan = plan_shared_conversion(src, address.layout, elem_bits=elem_bits, target=target,
+        if rounds:
+            if not rounds_qualify(src, address.layout, rounds, _vector_bits(address)):
+                return None
+            plan = plan_shared_rounds(src, address.layout, rounds, elem_bits=elem_bits, target=target,
                                       load_vector_bits=address.row_bits)
+        else:
+            plan = plan_shared_conversion(src, address.layout, elem_bits=elem_bits, target=target,
+                                          load_vector_bits=address.row_bits)
     except LayoutError:
         return None
     move = shared_move(src, address.layout, plan, elem_bits)
@@ -128,6 +144,12 @@ def plan_ldmatrix_as(src: LinearLayout, dst: LinearLayout, *, elem_bits: int, ta
     store = plan.store if move.store.vec == plan.store_vec else \
         bank_cost(src, plan.shared, elem_bits=elem_bits, vec=move.store.vec, target=target)
     return LdmatrixPlan(address, move, store)
+
+
+def _vector_bits(address: LdmatrixAddress) -> list[int]:
+    """The tile directions of one ``ldmatrix`` row: they stay inside every round."""
+    layout = address.layout
+    return [layout.encode_out(dict(zip(layout.out_dims, b))) for b in layout.in_bases(REGISTER)[:address.row_bits]]
 
 
 def _address(dst: LinearLayout, elem_bits: int, trans: bool, k_dim: int | None) -> LdmatrixAddress | None:
@@ -185,15 +207,25 @@ class Matrices:
     _first: dict[tuple[int, ...], int] = field(default_factory=dict)
     _addr: dict[int, tuple[Reg, int]] = field(default_factory=dict)
     _words: dict[int, Reg] = field(default_factory=dict)
+    _rounds: dict[int, int] = field(default_factory=dict)  # instruction -> its round
 
     def __post_init__(self) -> None:
         a = self.plan.address
+        move = self.plan.move
         word = 1 << a.word_bits
         for r in range(0, self.layout.in_dim_size(REGISTER), word):
             self._first.setdefault(constant_coords(self.layout, r), r)
-        rows = accesses(self.e, self.plan.move.load, a.elem_bits // 8, self.at)
+        rows = accesses(self.e, move.load, a.elem_bits // 8, self.at, None if move.rounds == 1 else move.round_size)
+        groups = move.load.groups()
         for instruction, i in instruction_groups(self.plan).items():
             self._addr[instruction] = rows[i][:2]
+            self._rounds[instruction] = move.round_of(groups[i][1])
+
+    def load_round(self, r: int) -> None:
+        """Every instruction of round ``r`` (its data is in the buffer now)."""
+        for instruction, rnd in self._rounds.items():
+            if rnd == r:
+                self._load(instruction)
 
     def word(self, coords: tuple[int, ...]) -> Reg | None:
         r = self._first.get(coords)
@@ -352,8 +384,8 @@ class _Swizzled:
     plan: LdmatrixPlan
     nbytes: int
 
-    def store(self, e: Emitter, value: TileRegs, at: int) -> None:
-        store_shared(e, value.regs[0].cls, value.regs, self.plan.move, at)
+    def store(self, e: Emitter, value: TileRegs, at: int, access: list[Access] | None = None) -> None:
+        store_shared(e, value.regs[0].cls, value.regs, self.plan.move, at, access)
 
     def words(self, e: Emitter, at: int, k: int, cls: str) -> Fragments:
         return Matrices(e, self.layout, self.plan, cls, at)
@@ -370,8 +402,9 @@ def _offset_base(e: Emitter, at: int) -> Reg:
 def fragments(e: Emitter, op: Operation, parent: MmaV2, cls: str) -> tuple[Fragments, Fragments]:
     """A's and B's fragments for the ``mma.sync`` accumulating in ``parent``'s layout,
     words in registers of class ``cls``: the stores are emitted here (between barriers),
-    the loads when a word is first asked for. Each operand takes ``ldmatrix`` when its K
-    is whole instruction steps and the planner places it, else the padded staging."""
+    the loads when a word is first asked for -- or here, round by round, when the
+    operands are staged in rounds (module doc). Each operand takes ``ldmatrix`` when its
+    K is whole instruction steps and the planner places it, else the padded staging."""
     a, b = op.operands[0], op.operands[1]
     size = elem_bytes(a.type.scalar)  # type: ignore[arg-type]
     k = a.type.shape[-1]
@@ -384,10 +417,69 @@ def fragments(e: Emitter, op: Operation, parent: MmaV2, cls: str) -> tuple[Fragm
         plan = None if (k * size) % K_BYTES else \
             plan_ldmatrix(e.get(v).layout, layout, elem_bits=8 * size, target=target, k_dim=rank - 1 - i)
         operands.append(_padded(op, i, layout) if plan is None else _Swizzled(layout, plan, plan.move.size * size))
+    operands = _k_rounds(e, op, operands, target)
     starts = [0, -(-operands[0].nbytes // REGION_ALIGN) * REGION_ALIGN]
     e.scratch(starts[1] + operands[1].nbytes)
-    e.barrier()  # the scratch area may still be read by the op before
-    for v, operand, at in zip((a, b), operands, starts):
-        operand.store(e, e.get(v), at)
-    e.barrier()
-    return operands[0].words(e, starts[0], k, cls), operands[1].words(e, starts[1], k, cls)
+    rounds = operands[0].plan.move.rounds if isinstance(operands[0], _Swizzled) else 1
+    if rounds == 1:
+        e.barrier()  # the scratch area may still be read by the op before
+        for v, operand, at in zip((a, b), operands, starts):
+            operand.store(e, e.get(v), at)
+        e.barrier()
+        return operands[0].words(e, starts[0], k, cls), operands[1].words(e, starts[1], k, cls)
+    swizzled = [o for o in operands if isinstance(o, _Swizzled)]
+    stores = [round_accesses(e, o.plan.move, o.plan.move.store, at) for o, at in zip(swizzled, starts)]
+    words = [Matrices(e, o.layout, o.plan, cls, at) for o, at in zip(swizzled, starts)]
+    for r in range(rounds):
+        e.barrier()  # the buffers may still be read by the op (or the round) before
+        for v, o, at, st in zip((a, b), swizzled, starts, stores):
+            o.store(e, e.get(v), at, st[r])
+        e.barrier()
+        for w in words:
+            w.load_round(r)
+    return words[0], words[1]
+
+
+def _k_rounds(e: Emitter, op: Operation, operands: list[_Padded | _Swizzled],
+              target: LayoutTarget) -> list[_Padded | _Swizzled]:
+    """``operands`` staged in rounds along K when both buffers do not fit in the scratch
+    budget (module doc): the fewest K directions, highest first, that qualify for both
+    operands and bring the two round buffers within it. Operands that fit, or that take
+    the padded staging, stay as they are; too few directions keep as many rounds as they
+    allow (the kernel's shared-memory check then reports the rest)."""
+    budget = scratch_budget(e)
+
+    def total(ops_: Sequence[_Padded | _Swizzled]) -> int:
+        return -(-ops_[0].nbytes // REGION_ALIGN) * REGION_ALIGN + ops_[1].nbytes
+
+    if total(operands) <= budget or not all(isinstance(o, _Swizzled) for o in operands):
+        return operands
+    a, b = op.operands[0], op.operands[1]
+    size = elem_bytes(a.type.scalar)  # type: ignore[arg-type]
+    rank = len(a.type.shape)
+    k = a.type.shape[-1]
+    step = K_BYTES // size  # K elements of one instruction step: a round holds whole steps
+    best = operands
+    picked: list[tuple[int, int]] = []  # K bits, as (A direction, B direction)
+    for j in reversed(range(log2(step), log2(k))):
+        dirs = []
+        for i, (v, o) in enumerate(zip((a, b), operands)):
+            src = e.get(v).layout
+            coords = {src.out_dims[rank - 1 - i]: 1 << j}
+            dirs.append(src.encode_out(coords))
+        trial = []
+        for i, (v, o) in enumerate(zip((a, b), operands)):
+            assert isinstance(o, _Swizzled)
+            rounds = tuple(p[i] for p in picked) + (dirs[i],)
+            plan = plan_ldmatrix_as(e.get(v).layout, o.layout, elem_bits=8 * size, target=target,
+                                    trans=o.plan.address.trans, k_dim=rank - 1 - i, rounds=rounds)
+            if plan is None or plan.address != o.plan.address:
+                break
+            trial.append(_Swizzled(o.layout, plan, plan.move.round_size * size))
+        if len(trial) != 2:
+            continue
+        picked.append((dirs[0], dirs[1]))
+        best = trial
+        if total(best) <= budget:
+            break
+    return best

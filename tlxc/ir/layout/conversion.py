@@ -229,6 +229,10 @@ class SharedConversion:
     load_vec: int
     store: BankCost
     load: BankCost
+    # The conversion runs in ``2**round_bits`` rounds (``plan_shared_rounds``): the top
+    # ``round_bits`` offset bits of ``shared`` say which round an element travels in, and
+    # one round's buffer is the rest; ``store`` / ``load`` are the costs of one round.
+    round_bits: int = 0
 
 
 @dataclass(frozen=True)
@@ -468,3 +472,146 @@ def _cta_bits(src: LinearLayout, dst: LinearLayout) -> int:
             raise LayoutError("source and destination split the tile across CTAs differently", src, dst)
     return mask
 
+
+
+# ---------------------------------------------------------------------------- rounds
+# A conversion whose scratch buffer does not fit can run in rounds (Triton's "repeats"):
+# every thread stores part of its registers, the CTA syncs, every thread loads the part
+# of its result registers those hold, the CTA syncs, and the next round reuses the buffer.
+# Each round must move the same elements on both sides, and a register's round must not
+# depend on the thread, or a thread would need different registers in different threads'
+# rounds. Both hold when the rounds are told apart by a subspace R of tile directions
+#
+# * held in registers by both layouts (R inside span(src registers) ∩ span(dst registers)),
+# * independent of every lane and warp direction of either layout (R ∩ W = 0).
+#
+# Then T = C ⊕ R for a complement C that contains W; an element's R-part (its round) is
+# a function of the register alone, and within a round the elements a side touches are
+# the translate of C by that R-part. Planning a round is planning the conversion of the
+# two layouts restricted to C (their registers with R-part zero, their lanes and warps as
+# they are): the same problem, 2**dim(R) times smaller, with the same bank analysis since
+# the lanes of a warp access the same offsets in every round. The buffer layout is that
+# plan's, with R as its top offset bits.
+
+
+def round_candidates(src: LinearLayout, dst: LinearLayout, avoid: Sequence[int] = ()) -> list[int]:
+    """Tile directions (flat, as ``encode_out``) that can tell the rounds of a shared-memory
+    conversion apart, best first, each independent of the ones before: held in registers
+    by both layouts, independent of both layouts' lane, warp and block directions and of
+    ``avoid`` (the vector bits of the one-round plan, so that rounds keep its vectors).
+
+    Preferred: the destination's register bits from the last one down, then the
+    source's -- the outermost register bits, Triton's repeats, which leave the low tile
+    bits (vectors and bank lines) inside each round. Empty when no direction qualifies
+    (e.g. a transpose whose register directions are the other side's lanes)."""
+    _check_same_tile(src, dst)
+
+    def images(layout: LinearLayout, dims: Sequence[str]) -> list[int]:
+        return [layout.encode_out(dict(zip(layout.out_dims, b)))
+                for d in dims if layout.has_in_dim(d) for b in layout.in_bases(d)]
+
+    rs, rd = images(src, (REGISTER,)), images(dst, (REGISTER,))
+    common = gf2.Echelon(gf2.intersection(rs, rd))
+    taken = gf2.Echelon(images(src, (LANE, WARP, BLOCK)) + images(dst, (LANE, WARP, BLOCK)) + list(avoid))
+    out = []
+    for v in list(reversed(rd)) + list(reversed(rs)):
+        if v and common.contains(v) and taken.add(v):
+            out.append(v)
+    return out
+
+
+def rounds_qualify(src: LinearLayout, dst: LinearLayout, rounds: Sequence[int], avoid: Sequence[int] = ()) -> bool:
+    """Whether the tile directions ``rounds`` can tell rounds apart (see the note above
+    ``round_candidates``): independent, held in registers by both layouts, independent of
+    their lane, warp and block directions and of ``avoid``."""
+    def images(layout: LinearLayout, dims: Sequence[str]) -> list[int]:
+        return [layout.encode_out(dict(zip(layout.out_dims, b)))
+                for d in dims if layout.has_in_dim(d) for b in layout.in_bases(d)]
+
+    if not all(_in_register_spans(src, dst, v) for v in rounds):
+        return False
+    taken = images(src, (LANE, WARP, BLOCK)) + images(dst, (LANE, WARP, BLOCK)) + list(avoid)
+    return gf2.rank(taken + list(rounds)) == gf2.rank(taken) + len(rounds)
+
+
+def plan_shared_rounds(src: LinearLayout, dst: LinearLayout, rounds: Sequence[int], *, elem_bits: int,
+                       target: LayoutTarget, load_vector_bits: int | None = None) -> SharedConversion:
+    """``plan_shared_conversion`` in ``2**len(rounds)`` rounds told apart by the tile
+    directions ``rounds`` (from ``round_candidates``, see the note above it): the buffer
+    layout's offset bits are one round's plan, then ``rounds`` in order. No rounds: the
+    one-round plan itself. ``LayoutError`` when ``rounds`` do not qualify or the tile is
+    split over CTAs (rounds of a cluster's tile are not planned yet)."""
+    if not rounds:
+        return plan_shared_conversion(src, dst, elem_bits=elem_bits, target=target,
+                                      load_vector_bits=load_vector_bits)
+    _check_same_tile(src, dst)
+    for side in (src, dst):
+        if side.has_in_dim(BLOCK) and side.in_dim_bits(BLOCK):
+            raise LayoutError("rounds of a conversion split over CTAs are not planned yet", side)
+    n, k = src.total_out_bits, len(rounds)
+    if gf2.rank(rounds) != k or not all(_in_register_spans(src, dst, v) for v in rounds):
+        raise LayoutError("round directions must be independent and held in registers by both layouts", src, dst)
+    threads = gf2.basis_of(side.encode_out(dict(zip(side.out_dims, b))) for side in (src, dst)
+                           for d in (LANE, WARP) for b in side.in_bases(d))
+    # C: a complement of R that contains every thread direction; its basis is ordered by
+    # the tile bits it comes from (projections of unit vectors along R), so the planner's
+    # "lowest first" preferences mean the same in C as in the tile.
+    ech = gf2.Echelon(list(rounds))
+    c0 = []
+    for v in threads + gf2.unit_vectors(n):
+        if ech.add(v):
+            c0.append(v)
+    if len(c0) != n - k or len(threads) > len(c0) or c0[:len(threads)] != threads:
+        raise LayoutError("a round direction is a lane or warp direction", src, dst)
+    split = gf2.Echelon(c0 + list(rounds))
+    c_basis: list[int] = []
+    c_ech = gf2.Echelon()
+    for e in gf2.unit_vectors(n):
+        combo = split.solve(e)
+        assert combo is not None
+        c = _combine_bits(c0, combo & ((1 << (n - k)) - 1))
+        if c and c_ech.add(c):
+            c_basis.append(c)
+    coords = gf2.Echelon(c_basis + list(rounds))
+
+    def to_c(v: int) -> tuple[int, int]:
+        """(C-coordinates, round) of tile vector ``v``."""
+        combo = coords.solve(v)
+        assert combo is not None
+        return combo & ((1 << (n - k)) - 1), combo >> (n - k)
+
+    def restrict(layout: LinearLayout) -> LinearLayout:
+        regs: list[int] = []
+        pivots = gf2.Echelon()  # the round parts of the registers kept out, and which they are
+        kept_out: list[int] = []
+        for b in layout.in_bases(REGISTER):
+            v = layout.encode_out(dict(zip(layout.out_dims, b)))
+            c, r = to_c(v)
+            if r == 0:
+                regs.append(c)
+                continue
+            combo = pivots.solve(r)
+            if combo is None:
+                pivots.add(r)
+                kept_out.append(v)
+                continue
+            regs.append(to_c(v ^ _combine_bits(kept_out, combo))[0])
+        bases: dict[str, list[tuple[int, ...]]] = {REGISTER: [(c,) for c in regs]}
+        for d in (LANE, WARP, BLOCK):
+            if layout.has_in_dim(d):
+                bases[d] = [(to_c(layout.encode_out(dict(zip(layout.out_dims, b))))[0],)
+                            for b in layout.in_bases(d)]
+        return LinearLayout({d: bases[d] for d in layout.in_dims}, [("round", 1 << (n - k))])
+
+    sub = plan_shared_conversion(restrict(src), restrict(dst), elem_bits=elem_bits, target=target,
+                                 load_vector_bits=load_vector_bits)
+    offsets = [_combine_bits(c_basis, b[0]) for b in sub.shared.in_bases(OFFSET)] + list(rounds)
+    shared = LinearLayout({OFFSET: [tuple(src.decode_out(v).values()) for v in offsets],
+                           BLOCK: src.in_bases(BLOCK) if src.has_in_dim(BLOCK) else ()},
+                          list(zip(src.out_dims, src.out_shape)))
+    return SharedConversion(shared, sub.store_vec, sub.load_vec, sub.store, sub.load, k)
+
+
+def _in_register_spans(src: LinearLayout, dst: LinearLayout, v: int) -> bool:
+    return all(gf2.span_contains((side.encode_out(dict(zip(side.out_dims, b))) for b in side.in_bases(REGISTER)), v)
+               for side in (src, dst))

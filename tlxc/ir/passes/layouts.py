@@ -25,12 +25,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...errors import CompilationError
 from .. import ops
 from ..analysis.axis_info import analyze
 from ..builder import Builder
 from ..core import Operation, Value
 from ..layout import shape_ops
-from ..layout.common import blocked, slice_layout
+from ..layout.amd import AmdMfma, AmdWmma
+from ..layout.common import LANE, REGISTER, WARP, blocked, slice_layout
 from ..layout.linear import LayoutError, LinearLayout
 from ..types import DType, Kind, MemDescType, PointerType, TileType
 from .options import PassOptions
@@ -43,6 +45,7 @@ _ELEMENTWISE = (
 )
 
 
+USER_LAYOUT = "TLXC-TLX-007"  # a user layout (tlx.zeros / require_layout / extract_slice) that cannot hold
 REMAT_LIMIT = 24  # ops rebuilt for one operand at most
 
 
@@ -57,6 +60,7 @@ class _Assigner:
         self.dot_layout = options.dot_layout
         self.async_dot_layout = options.async_dot_layout
         self.async_dot_a_layout = options.async_dot_a_layout
+        self.scheduled_mfma = options.scheduled_mfma_layouts
         self.num_warps = func.attrs["num_warps"]
         self.vec: dict[tuple[int, ...], int] = {}
         self.remat: dict[tuple[Value, LinearLayout], Value] = {}  # values rebuilt in another layout
@@ -181,7 +185,7 @@ class _Assigner:
         element = v.type.element
         if not isinstance(element, PointerType) and element.kind == Kind.FLOAT:
             return False
-        if isinstance(src, ops.ArangeOp):
+        if isinstance(src, (ops.ArangeOp, ops.RematerializedRangeOp)):
             pass
         elif isinstance(src, ops.ExpandDimsOp):
             axis = src.attrs["axis"]
@@ -206,6 +210,21 @@ class _Assigner:
                  plan: dict) -> bool:
         plan[key] = (src, wants)
         return True
+
+    def user_layout(self, op: Operation) -> LinearLayout:
+        """The layout a ``zeros`` / ``require_layout`` names (its dict attribute), for
+        its result's shape; refused at the user's line when it does not fit the tile or
+        the kernel's warps."""
+        try:
+            layout = attr_layout(op.attrs["layout"], op.result.type.shape)
+        except LayoutError as e:
+            raise CompilationError(USER_LAYOUT, f"tlx.{op.NAME}: the layout does not fit the tile "
+                                   f"{list(op.result.type.shape)}: {str(e).splitlines()[0]}", op.loc) from None
+        if layout.in_dim_size(WARP) != self.num_warps:
+            raise CompilationError(USER_LAYOUT, f"tlx.{op.NAME}: the layout spreads the tile over "
+                                   f"{layout.in_dim_size(WARP)} warps; the kernel runs num_warps={self.num_warps}",
+                                   op.loc, "make the product of warps_per_cta equal num_warps")
+        return layout
 
     def broadcast_source(self, op: Operation, result: LinearLayout) -> LinearLayout:
         """The layout a broadcast's operand must have for a result in ``result``: the same
@@ -293,6 +312,34 @@ class _Assigner:
             self.set_layout(op.result, self.buffer_read(op.operands[0].type, op.result.type.shape))
         elif isinstance(op, ops.ConvertLayoutOp):
             pass
+        elif isinstance(op, (ops.ZerosOp, ops.RequireLayoutOp)):
+            layout = self.user_layout(op)
+            if isinstance(op, ops.RequireLayoutOp):
+                self.require(op, 0, layout)
+            self.set_layout(op.result, layout)
+        elif isinstance(op, ops.RematerializedRangeOp):
+            self.set_layout(op.result, self.canonical(op.result.type.shape))
+        elif isinstance(op, (ops.ReleaseLayoutOp, ops.AmdRegisterResidentOp, ops.AmdRegisterClassAnchorOp,
+                             ops.AmdMfmaCommitOp)):
+            for v, r in zip(op.operands, op.results):
+                self.set_layout(r, v.type.layout)
+        elif isinstance(op, ops.ExtractSliceOp):
+            try:
+                out = extract_slice_layout(op.operands[0].type.layout, op.attrs["offsets"], op.result.type.shape)[0]
+            except LayoutError as e:
+                raise CompilationError(USER_LAYOUT, f"tlx.extract_slice of {list(op.result.type.shape)} at "
+                                       f"{list(op.attrs['offsets'])} would move data between threads: "
+                                       f"{str(e).splitlines()[0]}", op.loc,
+                                       "slice along whole register fragments of the layout (multiples of the "
+                                       "layout's per-wave tile), or convert the value first") from None
+            self.set_layout(op.result, out)
+        elif isinstance(op, ops.AmdScheduledMfmaOp):
+            if self.scheduled_mfma is None:
+                raise LayoutError("amd_scheduled_mfma needs a target that chooses its MFMA layouts")
+            acc, la, lb = self.scheduled_mfma(op, self.num_warps)
+            for i, want in enumerate((la, lb, acc)):
+                self.require(op, i, want)
+            self.set_layout(op.result, acc)
         else:
             raise AssertionError(f"layout assignment has no rule for '{op.NAME}'")
 
@@ -332,6 +379,12 @@ class _Assigner:
         if isinstance(src, ops.AsyncDotOp):
             return self.async_dot_layout(src, self.num_warps) if self.async_dot_layout is not None else None
         if isinstance(src, ops.AsyncDotWaitOp):
+            return self.preferred(src.operands[v.index], depth + 1)  # type: ignore[attr-defined]
+        if isinstance(src, (ops.ZerosOp, ops.RequireLayoutOp)):
+            return self.user_layout(src)
+        if isinstance(src, ops.AmdScheduledMfmaOp) and self.scheduled_mfma is not None:
+            return self.scheduled_mfma(src, self.num_warps)[0]
+        if isinstance(src, (ops.AmdMfmaCommitOp, ops.AmdRegisterResidentOp, ops.AmdRegisterClassAnchorOp)):
             return self.preferred(src.operands[v.index], depth + 1)  # type: ignore[attr-defined]
         if isinstance(src, ops.ReduceOp) and src.result.type.shape:
             inner = self.preferred(src.operands[0], depth + 1)
@@ -385,6 +438,128 @@ class _Assigner:
                 self.set_layout(res, lay)
         self.block(after)
         self._yield_to(after.ops[-1], layouts)
+
+
+# ----------------------------------------------------------------------------- user layouts
+def amd_parent(attr: dict[str, Any]) -> AmdMfma | AmdWmma:
+    """The MFMA / WMMA parameters of an ``amd_mfma`` / ``amd_wmma`` layout attribute
+    (``tlxc.ir.ops.amd``). A WMMA attribute's ``reg_bases`` / ``warp_bases`` are in units
+    of instruction tiles ((row tile, column tile) per register / warp bit), as TLX's
+    ``require_amd_wmma_layout`` spells them."""
+    if attr["kind"] == "amd_mfma":
+        tpw = attr["tiles_per_warp"]
+        return AmdMfma(attr["version"], tuple(attr["instr_shape"]), attr["transposed"], tuple(attr["warps_per_cta"]),
+                       attr["element_bitwidth"], tuple(tpw) if tpw is not None else None)
+    if attr["kind"] == "amd_wmma":
+        return AmdWmma(attr["version"], attr["transposed"], (1, 1), tuple(attr["instr_shape"]))
+    raise LayoutError(f"a {attr['kind']} layout is not an MFMA or WMMA layout")
+
+
+def attr_layout(attr: dict[str, Any], shape: tuple[int, ...]) -> LinearLayout:
+    """The ``LinearLayout`` of a user layout attribute (``amd_mfma``, ``amd_wmma``,
+    ``amd_dot_operand``) for a tile of ``shape``."""
+    if attr["kind"] == "amd_dot_operand":
+        parent = amd_parent(attr["parent"])
+        if isinstance(parent, AmdWmma):
+            raise LayoutError("dot operands of an explicit (linear) WMMA layout are not supported yet")
+        return parent.operand(shape, attr["operand_index"], attr["k_width"])
+    parent = amd_parent(attr)
+    if isinstance(parent, AmdMfma):
+        return parent.accumulator(shape)
+    return _wmma_linear(parent, attr, shape)
+
+
+def _wmma_linear(p: AmdWmma, attr: dict[str, Any], shape: tuple[int, ...]) -> LinearLayout:
+    from ..layout.common import fit_to_shape, with_standard_ins
+
+    if len(shape) != 2:
+        raise LayoutError(f"an explicit WMMA layout is for 2-D tiles, not {list(shape)}")
+    m, n = p.instr_shape[:2]
+    tile = p.accumulator((m, n))
+    bases = {d: list(tile.in_bases(d)) for d in tile.in_dims}
+    bases[REGISTER] += [(i * m, j * n) for i, j in attr["reg_bases"]]
+    bases[WARP] = list(bases.get(WARP, [])) + [(i * m, j * n) for i, j in attr["warp_bases"]]
+    rows = max([m] + [b[0] * 2 for bs in bases.values() for b in bs])
+    cols = max([n] + [b[1] * 2 for bs in bases.values() for b in bs])
+    out = LinearLayout(bases, [("dim0", rows), ("dim1", cols)])
+    return with_standard_ins(fit_to_shape(out, shape))
+
+
+def extract_slice_layout(layout: LinearLayout, offsets: tuple[int, ...],
+                         shape: tuple[int, ...]) -> tuple[LinearLayout, list[int]]:
+    """The layout of the ``shape`` sub-tile at ``offsets`` of a tile in ``layout`` that
+    holds it in the same lanes and waves, and for each of its registers the source
+    register holding the element. Raises ``LayoutError`` (why) unless the sub-tile is
+    aligned to the layout: every lane and wave basis stays inside one sub-tile, every
+    register basis either stays inside or steps whole sub-tiles, and the offsets are
+    multiples of the shape."""
+    names = layout.out_dims
+    for d, (o, s) in enumerate(zip(offsets, shape)):
+        if o % s:
+            raise LayoutError(f"offset {o} of dim {d} is not a multiple of the slice size {s}")
+
+    def inside(b: tuple[int, ...]) -> bool:
+        return all(v < s for v, s in zip(b, shape))
+
+    def whole(b: tuple[int, ...]) -> bool:
+        return all(v % s == 0 for v, s in zip(b, shape))
+
+    for d in (LANE, WARP, "block"):
+        if layout.has_in_dim(d):
+            for b in layout.in_bases(d):
+                if not inside(b):
+                    raise LayoutError(f"{d} bit steps {list(b)}: the slice's elements are spread over other "
+                                      f"{d}s than the rest of the tile (it is not aligned to the layout's "
+                                      f"{'wave' if d == WARP else d} tile)", layout)
+    low: list[int] = []
+    sel = 0
+    target = tuple(offsets)
+    high: list[tuple[int, tuple[int, ...]]] = []
+    for i, b in enumerate(layout.in_bases(REGISTER)):
+        if inside(b):
+            low.append(i)
+        elif whole(b):
+            high.append((i, b))
+        else:
+            raise LayoutError(f"register bit {i} steps {list(b)}, across the slice's edge", layout)
+    # the registers whose high bases XOR to the offsets hold the slice (GF(2) elimination)
+    widths = [layout.out_dim_size(n).bit_length() for n in names]
+
+    def flat(v: tuple[int, ...]) -> int:
+        x, shift = 0, 0
+        for c, w in zip(v, widths):
+            x |= c << shift
+            shift += w
+        return x
+
+    pivots: dict[int, tuple[int, int]] = {}  # leading bit -> (vector, register bits used)
+    for i, b in high:
+        x, used = flat(b), 1 << i
+        while x:
+            top = x.bit_length() - 1
+            if top not in pivots:
+                pivots[top] = (x, used)
+                break
+            px, pu = pivots[top]
+            x, used = x ^ px, used ^ pu
+    x = flat(target)
+    while x:
+        top = x.bit_length() - 1
+        if top not in pivots:
+            raise LayoutError(f"no register of this thread holds the slice at {list(offsets)}", layout)
+        px, pu = pivots[top]
+        x, sel = x ^ px, sel ^ pu
+    bases = {d: [layout.in_bases(d)[i] for i in low] if d == REGISTER else list(layout.in_bases(d))
+             for d in layout.in_dims}
+    out = LinearLayout(bases, list(zip(names, shape)))
+    regs = []
+    for r in range(1 << len(low)):
+        src = sel
+        for j, i in enumerate(low):
+            if (r >> j) & 1:
+                src |= 1 << i
+        regs.append(src)
+    return out, regs
 
 
 def run(module: Operation, options: PassOptions) -> Operation:

@@ -184,7 +184,9 @@ class _Analysis:
 def run(module: Operation, options: PassOptions, plan: smem_alloc.SmemPlan | None = None) -> Operation:
     """Insert hazard barriers and proxy fences in every kernel (``plan``: the kernel's
     shared-memory plan; computed here when not given, for a module of one kernel)."""
+    # a CTA barrier spans every thread: num_warps waves of the target's width (64 lanes on CDNA)
+    warp = options.target.warp_size if options is not None and options.target is not None else 32
     for func in module.funcs:  # type: ignore[attr-defined]
         p = plan if plan is not None else smem_alloc.plan(func)
-        _Analysis(p, func.attrs["num_warps"] * 32).block(func.body, State(), True)
+        _Analysis(p, func.attrs["num_warps"] * warp).block(func.body, State(), True)
     return module

@@ -31,6 +31,15 @@ class PassOptions:
     # the layout a register A operand needs
     async_dot_layout: Any = None
     async_dot_a_layout: Any = None
+    # buffer layouts (``buffer_layouts``): the layout of a rank >= 2 shared-memory allocation
+    # the user did not pin, (shape, element bits) -> LinearLayout (None: NVIDIA's NVMMA
+    # swizzle, which TMA and wgmma read); and whether ``async_load`` destinations must stay
+    # row-major (direct-to-LDS copies write lane i's vector right after lane i - 1's)
+    buffer_layout: Any = None
+    plain_async_copy_buffers: bool = False
+    # AMD explicit MFMA scheduling (``layouts``): (amd_scheduled_mfma op, num_warps) ->
+    # (accumulator, A, B) layouts
+    scheduled_mfma_layouts: Any = None
     fold_floats: bool = True
     dce_region_ops: bool = True
 
