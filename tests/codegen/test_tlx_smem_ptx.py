@@ -264,8 +264,8 @@ OTHER = """
 import tlxc.tlx as tlx
 @tlxc.jit
 def k(x, n):
-    bufs = tlx.local_alloc((128,), tl.float32, 1)
-    offs = tl.arange(0, 128)
+    bufs = tlx.local_alloc((512,), tl.float32, 1)  # 4 per thread: 16-byte copies
+    offs = tl.arange(0, 512)
     tok = tlx.async_load(x + offs, bufs[0], mask=offs < n, other=OTHER)
     tlx.async_load_wait_group(0)
     tl.store(x + offs, tlx.local_load(bufs[0]))

@@ -79,7 +79,13 @@ class _Assigner:
         key = (shape, min_last)
         if key not in self.canon:
             rank = len(shape)
-            vec = min(shape[-1], max(self.vec.get(shape, 1), min_last))
+            # as Triton's coalescing: no wider per-thread vectors than it takes to give every
+            # thread an element (a small tile is spread over all threads, not packed into a few)
+            numel = 1
+            for n in shape:
+                numel *= n
+            spread = max(1, numel // (self.target.warp_size * self.num_warps))
+            vec = min(shape[-1], max(min(self.vec.get(shape, 1), spread), min_last))
             spt = [1] * rank
             spt[-1] = vec
             lanes = self.target.warp_size
