@@ -62,9 +62,11 @@ def _case_ids() -> dict[str, tuple[str, str, str, dict[str, Any]]]:
 # "matmul-0" -> (example, kernel, signature, constants)
 EXAMPLE_CASES = _case_ids()
 HOPPER_ONLY = _roundtrip.HOPPER_ONLY
-# every (case, arch) the examples compile for
+AMD_ONLY = _roundtrip.AMD_ONLY
+# every (case, NVIDIA arch) the examples compile for
 EXAMPLE_TARGETS = [(c, a) for c in EXAMPLE_CASES for a in NVIDIA_ARCHS
-                   if a == "sm_90a" or EXAMPLE_CASES[c][0] not in HOPPER_ONLY]
+                   if EXAMPLE_CASES[c][0] not in AMD_ONLY
+                   and (a == "sm_90a" or EXAMPLE_CASES[c][0] not in HOPPER_ONLY)]
 
 
 def example_kernel(case_id: str) -> Any:

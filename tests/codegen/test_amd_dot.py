@@ -429,22 +429,3 @@ def test_fp8_flavour_the_chip_lacks(arch: str, dtype: str, has: str) -> None:
     assert "c = tl.dot(a, b)  # the dot" in str(err) and "^" in str(err)
     lines = Path(__file__).read_text().splitlines()
     assert lines[err.line - 1].strip() == "c = tl.dot(a, b)  # the dot"
-
-
-@tlxc.jit
-def scaled_dot(a_ptr, b_ptr, c_ptr):
-    offs = tl.arange(0, 32)
-    a = tl.load(a_ptr + offs[:, None] * 32 + offs[None, :])
-    b = tl.load(b_ptr + offs[:, None] * 32 + offs[None, :])
-    c = tl.dot_scaled(a, None, "e4m3", b, None, "e4m3")  # the scaled dot
-    tl.store(c_ptr + offs[:, None] * 32 + offs[None, :], c)
-
-
-@pytest.mark.parametrize("arch, why", [("gfx942", "no scaled MFMA"), ("gfx950", "v_mfma_scale_"),
-                                       ("gfx1250", "v_wmma_scale_")])
-def test_dot_scaled_is_refused_until_lowered(arch: str, why: str) -> None:
-    with pytest.raises(tlxc.CompilationError) as info:
-        scaled_dot.compile(signature="*fp8e4nv,*fp8e4nv,*fp32", arch=arch).asm["amdgcn"]
-    err = info.value
-    assert err.code == "TLXC-CODEGEN-001" and why in err.message and "tl.dot_scaled" in err.message
-    assert Path(__file__).read_text().splitlines()[err.line - 1].strip().endswith("# the scaled dot")

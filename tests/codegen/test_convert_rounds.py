@@ -36,7 +36,6 @@ from tlxc.ir.layout.conversion import round_candidates
 from tlxc.ir.layout.nvidia import MmaV2
 
 TARGET = layout_target(TARGETS["sm_90a"])
-TRIAL = Path(__file__).resolve().parents[2] / "build" / "trial"
 
 
 # -- simulation ---------------------------------------------------------------------------------
@@ -204,12 +203,10 @@ def test_small_conversion_keeps_one_round() -> None:
 
 
 def _dot_kernel():
-    sys.path.insert(0, str(TRIAL))
-    try:
-        import trial_dot
-    except ImportError:
-        pytest.skip("build/trial/trial_dot.py is not here")
-    return trial_dot.test_tl_dot_with_tlx_smem_load_store()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tlx"))
+    import tlx_smem_kernels  # tests/tlx/tlx_smem_kernels.py
+
+    return tlx_smem_kernels.staged_dot
 
 
 SIG = "*fp16:16,i32,i32,*fp16:16,i32,i32,*fp16:16,i32,i32"

@@ -1,4 +1,5 @@
-"""The TLX tests' ``dot_kernel`` (local_store -> local_load -> tl.dot) at 512x512x32 on
+"""A tl.dot of operands staged through shared memory (``staged_dot`` of
+tests/tlx/tlx_smem_kernels.py, the shape of the TLX tests' ``dot_kernel``) at 512x512x32 on
 the GPU, against torch: its result tile's layout conversion (and, on sm_100a, the mma
 operand staging) runs in rounds to fit in shared memory (``convert_plan.split_rounds``)."""
 
@@ -11,16 +12,15 @@ import numpy as np
 import pytest
 
 pytestmark = pytest.mark.gpu
-TRIAL = Path(__file__).resolve().parents[2] / "build" / "trial"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tlx"))
+import tlx_smem_kernels as K  # noqa: E402  (tests/tlx/tlx_smem_kernels.py)
 
 
 def test_dot_kernel_512x512x32() -> None:
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    sys.path.insert(0, str(TRIAL))
-    trial_dot = pytest.importorskip("trial_dot")
-    kernel = trial_dot.test_tl_dot_with_tlx_smem_load_store()
+    kernel = K.staged_dot
     m = n = 512
     k = 32
     gen = torch.Generator().manual_seed(0)

@@ -33,11 +33,25 @@ CASES: list[tuple[str, str, str, dict[str, Any]]] = [
      "tensordesc<fp16[128,64]>,tensordesc<fp16[64,128]>,tensordesc<fp16[128,128]>,i32",
      {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "NUM_STAGES": 3}),
     ("tma_transpose", "transpose_kernel", "tensordesc<fp32[32,32]>,tensordesc<fp32[32,32]>", {"BLOCK": 32}),
+    ("amd_gemm_pipelined", "gemm_lds_pipelined",
+     "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,1,i32:16,1,i32:16,1",
+     {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_SIZE_M": 4, "NUM_STAGES": 2}),
+    ("amd_scheduled_mfma_gemm", "scheduled_mfma_gemm",
+     "*bf16:16,*bf16:16,*fp32:16,i32:16,i32:16,i32:16,i32:16,1,i32:16,1,i32:16,1",
+     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 32, "MFMA_VERSION": 4, "INSTR_K": 16}),
 ]
 # Examples built on Hopper's wgmma (tlx.async_dot with a register accumulator): on sm_100a
 # they are a clear "not supported" error (Blackwell's tcgen05 form is another issue), which
 # tests/codegen/test_ptxas_examples.py checks.
 HOPPER_ONLY = {"hopper_gemm_cp_async", "hopper_gemm_tma"}
+# Examples written for AMD chips: the NVIDIA golden and ptxas lists leave them out, and
+# tests/codegen/test_amd_examples.py compiles them for gfx942 / gfx950 / gfx1250.
+# amd_gemm_pipelined uses only portable operations (it would compile for sm_90a, but it is
+# tuned for LDS staging, not for Hopper); amd_scheduled_mfma_gemm issues MFMA instructions.
+AMD_ONLY = {"amd_gemm_pipelined", "amd_scheduled_mfma_gemm"}
+# Examples built on NVIDIA-only TLX operations (TMA descriptors, wgmma): refused on the AMD
+# targets with TLXC-TLX-006 at the user's line, which tests/codegen/test_amd_examples.py checks.
+NVIDIA_ONLY = HOPPER_ONLY | {"tma_transpose"}
 
 
 

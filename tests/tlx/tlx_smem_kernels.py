@@ -181,3 +181,20 @@ def element_views(x_ptr, y_ptr, n, N: tl.constexpr):
     for i in range(0, N):
         s += tlx.local_load(bufs[0][i])
     tl.store(y_ptr + offs, tl.broadcast_to(s, (N,)) + tlx.local_load(tlx.local_view(bufs[0], 3)))
+
+
+@tlxc.jit
+def staged_dot(a_ptr, stride_am, stride_ak, b_ptr, stride_bk, stride_bn, c_ptr, stride_cm, stride_cn,
+               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """C = A @ B for one tile, each operand passed through a shared-memory buffer
+    (local_store, then local_load) on its way to tl.dot. At 512x512 the result tile is
+    larger than shared memory, so its layout conversion must run in rounds."""
+    rm = tl.arange(0, BLOCK_M)
+    rn = tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    a_buf = tlx.local_alloc((BLOCK_M, BLOCK_K), tlx.dtype_of(a_ptr), 1)
+    b_buf = tlx.local_alloc((BLOCK_K, BLOCK_N), tlx.dtype_of(b_ptr), 1)
+    tlx.local_store(a_buf[0], tl.load(a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak))
+    tlx.local_store(b_buf[0], tl.load(b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn))
+    c = tl.dot(tlx.local_load(a_buf[0]), tlx.local_load(b_buf[0]))
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn, c.to(tlx.dtype_of(c_ptr)))

@@ -31,6 +31,7 @@ from . import (  # noqa: F401  (importing a lowering module registers its rules)
     lower_control,
     lower_convert,
     lower_dot,
+    lower_dot_scaled,
     lower_math,
     lower_memory,
     lower_reduce,

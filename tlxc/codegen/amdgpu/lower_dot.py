@@ -25,8 +25,7 @@ the ``ds_read`` / ``ds_write``), the rest are XORed at run time, once per distin
 
 fp8 has two flavours on AMD: gfx942 multiplies the fnuz formats (float8e4b8, float8e5b16),
 gfx950 and gfx1250 the OCP ones (float8e4nv, float8e5); a dot on the other flavour is
-refused at the user's line (``check``). ``tl.dot_scaled`` is not lowered yet (an error
-that says so).
+refused at the user's line (``check``). ``tl.dot_scaled`` is ``lower_dot_scaled``'s.
 """
 
 from __future__ import annotations
@@ -64,6 +63,10 @@ def dot_layout_hook(target: AmdTarget) -> Callable[[Operation, int], LinearLayou
     dot that runs on the matrix cores, None for the FMA loop (the canonical layout)."""
 
     def dot_layout(op: Operation, num_warps: int) -> LinearLayout | None:
+        if isinstance(op, ops.DotScaledOp):
+            from .lower_dot_scaled import accumulator_layout  # lower_dot_scaled builds on this module
+
+            return accumulator_layout(op, target.arch, num_warps)
         if not isinstance(op, ops.DotOp):
             return None
         plan = plan_of(op, target.arch, num_warps)
@@ -87,12 +90,9 @@ def check(func: Operation, target: AmdTarget) -> None:
                     f"use tl.{_tl(e4)} / tl.{_tl(e5)} on {target.arch} (the OCP formats float8e4nv / float8e5 on "
                     "gfx950 and gfx1250, the fnuz formats float8e4b8 / float8e5b16 on gfx942)")
         elif isinstance(op, ops.DotScaledOp):
-            why = (f"{target.arch} has no scaled MFMA/WMMA instructions" if not target.has_scaled_mma else
-                   f"its lowering to {target.arch}'s scaled "
-                   f"{'WMMA' if target.has_wmma else 'MFMA'} (v_{'wmma' if target.has_wmma else 'mfma'}_scale_"
-                   "*_f8f6f4) is not written yet")
-            raise CompilationError("TLXC-CODEGEN-001", f"tl.dot_scaled cannot be compiled for {target.arch}: {why}",
-                                   op.loc, "run it in the interpreter, or scale the operands and use tl.dot")
+            from .lower_dot_scaled import check as check_scaled
+
+            check_scaled(op, target, func.attrs["num_warps"])
 
 
 def _tl(sig: str) -> str:

@@ -272,7 +272,7 @@ class _Assigner:
             for i in tiles[1:]:
                 self.require(op, i, layout)
             self.set_layout(op.result, layout)
-        elif isinstance(op, ops.DotOp):
+        elif isinstance(op, (ops.DotOp, ops.DotScaledOp)):
             chosen = self.dot_layout(op, self.num_warps) if self.dot_layout is not None else None
             self.set_layout(op.result, chosen or self.canonical(op.result.type.shape))
             self.require(op, 2, op.result.type.layout)
@@ -380,7 +380,7 @@ class _Assigner:
         src = getattr(v, "op", None)
         if src is None or depth > 8:
             return None
-        if isinstance(src, ops.DotOp):
+        if isinstance(src, (ops.DotOp, ops.DotScaledOp)):
             return self.dot_layout(src, self.num_warps) if self.dot_layout is not None else None
         if isinstance(src, ops.AsyncDotOp):
             return self.async_dot_layout(src, self.num_warps) if self.async_dot_layout is not None else None
