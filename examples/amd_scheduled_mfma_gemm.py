@@ -81,6 +81,10 @@ import tlxc
 import tlxc.language as tl
 import tlxc.tlx as tlx
 
+# The scheduling operations are AMD's: under TLXC_TEST_ON_GPU=1 (an NVIDIA GPU) these tests
+# stay in the interpreter
+pytestmark = pytest.mark.interpreter_only
+
 DEFAULT_CONFIG = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=32)
 NUM_WARPS = 4  # the layout's warps_per_cta is [2, 2]
 SIGNATURE = "*bf16:16,*bf16:16,*fp32:16,i32:16,i32:16,i32:16,i32:16,1,i32:16,1,i32:16,1"

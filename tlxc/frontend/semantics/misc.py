@@ -44,6 +44,18 @@ def static_print(ctx: Ctx, *args: Any, **kwargs: Any) -> None:
     print(*(describe(a) if isinstance(unwrap(a), Tensor) else unwrap(a) for a in args))
 
 
+# A thread count above any work-group's (1024 threads): the code generators read
+# ``named_barrier_wait {bar_id = 0}`` over at least every thread as the CTA barrier
+# (``bar.sync 0`` on NVIDIA, ``s_barrier`` on AMD), which is what the hazard pass inserts too.
+ALL_THREADS = 2048
+
+
+@rule("debug_barrier")
+def debug_barrier(ctx: Ctx) -> None:
+    """``tl.debug_barrier()``: every thread of the program waits here (``__syncthreads``)."""
+    ctx.b.create(ops.NamedBarrierWaitOp, [], [], {"bar_id": 0, "threads": ALL_THREADS})
+
+
 @rule("device_assert")
 def device_assert(ctx: Ctx, cond: Any, msg: Any = "", mask: Any = None) -> None:
     text = str(const_value(msg, "message", (str,)))
