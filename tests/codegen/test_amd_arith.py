@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
 
 import pytest
 
@@ -232,23 +231,3 @@ def test_rem_on_assumed_non_negative_dividend_traps(arch: str) -> None:
     k = wrapped_rows.compile(signature="*fp16:16,*fp16:16,i32:16,i32", constants={"BLOCK": 1024}, arch=arch)
     asm = k.asm["amdgcn"]
     assert "s_trap" in asm
-
-
-FP8_COPY = """
-@tlxc.jit
-def k(x, y):
-    offs = tl.arange(0, 256)
-    tl.store(y + offs, tl.load(x + offs))  # ERR tl.load
-"""
-
-
-@pytest.mark.parametrize("arch, dtype, has", [("gfx942", "fp8e4nv", "fp8e4b8"), ("gfx950", "fp8e5b16", "fp8e4nv"),
-                                              ("gfx1250", "fp8e4b8", "fp8e4nv")])
-def test_a_copy_of_the_other_fp8_flavour_is_refused(load_kernels: Any, arch: str, dtype: str, has: str) -> None:
-    """Even a plain copy (no arithmetic) of the fp8 flavour the chip lacks is refused at the
-    user's line, naming the flavour the chip has."""
-    mod = load_kernels(FP8_COPY)
-    with pytest.raises(tlxc.CompilationError) as info:
-        mod.k.compile(f"*{dtype}:16,*{dtype}:16", arch=arch).asm["amdgcn"]
-    err = info.value
-    assert err.code == "TLXC-TLX-006" and has in str(err) and "tl.load" in str(err)
