@@ -16,6 +16,10 @@ with this chip's wave size and LDS banks in the ``LayoutTarget``).
   ``b128`` and the ``ds_read`` forms from the vector type and alignment) and an XOR
   swizzle under which both sides are free of bank conflicts with the chip's banks
   (``AmdTarget.lds_banks``: 32 x 4 B on gfx942, 64 x 4 B on gfx950 and gfx1250).
+  A tile larger than the LDS the kernel's own buffers leave (``scratch_budget``) runs in
+  rounds that each move part of the registers through one round's buffer
+  (``SharedMove.rounds``; a barrier, that round's stores, a barrier, its loads); a
+  conversion that fits keeps its one round.
 
 Addresses and lanes are, as in ``Emitter.thread_coords``, a constant per register XOR a
 per-thread value linear in the bits of the work-item id (lane bits, then wave bits):
@@ -34,6 +38,7 @@ import llvmlite.ir as ir
 from ...ir import ops
 from ...ir.core import Operation
 from ...ir.layout.common import REGISTER
+from ...ir.layout.conversion import plan_shared_conversion, round_candidates
 from ...ir.layout.linear import LinearLayout
 from ...ir.layout.target import LayoutTarget
 
@@ -50,6 +55,8 @@ from ..nvptx.convert_plan import (
     ThreadXor,
     combine,
     plan_move,
+    shared_move,
+    split_rounds,
 )
 from . import cross_lane
 from .emitter import Emitter, lowers, register_coords
@@ -77,7 +84,10 @@ def convert_layout(e: Emitter, op: Operation) -> None:
     src = e.get(op.operands[0])
     dst: LinearLayout = op.result.type.layout
     ty = value_type(op.result.type.scalar)
-    move = plan_move(src.layout, dst, elem_bits=elem_bits(ty), target=layout_target(e))
+    bits, target, budget = elem_bits(ty), layout_target(e), scratch_budget(e)
+    move = plan_move(src.layout, dst, elem_bits=bits, target=target, budget=budget)
+    if isinstance(move, SharedMove) and move.round_size * bits // 8 > budget:
+        move = _narrower_rounds(src.layout, dst, move, bits, target, budget)
     match move:
         case NoMove():
             e.set(op.result, list(src.vals))
@@ -89,6 +99,25 @@ def convert_layout(e: Emitter, op: Operation) -> None:
             e.set(op.result, _shared(e, ty, src.vals, move))
         case _:
             e.set(op.result, _legacy(e, op, ty, src.layout, src.vals))
+
+
+def _narrower_rounds(src: LinearLayout, dst: LinearLayout, move: SharedMove, bits: int, target: LayoutTarget,
+                     budget: int) -> SharedMove:
+    """``move`` in rounds that may narrow its vectors, when the rounds that keep them
+    are too few to fit ``budget``: ``split_rounds`` avoids the one-round plan's vector
+    bits, and in a GEMM epilogue (an MFMA accumulator to the store layout) those are the
+    only register directions both layouts share, so it finds no round at all. Giving
+    up a vector bit per round bit (``ds_read_b128`` -> ``b64``) is what fits the LDS.
+    Planner business: it belongs in ``split_rounds`` as its second try, for both targets."""
+    plan = split_rounds(src, dst, plan_shared_conversion(src, dst, elem_bits=bits, target=target),
+                        elem_bits=bits, target=target, budget=budget, rounds=round_candidates(src, dst))
+    return shared_move(src, dst, plan, bits) if plan.round_bits > move.round_bits else move
+
+
+def scratch_budget(e: Emitter) -> int:
+    """Bytes of scratch one op may use: the chip's LDS less the kernel's own buffers (the
+    scratch area starts after them; ``compile`` checks the sum against the same limit)."""
+    return e.target.lds_bytes - e.scratch_offset
 
 
 # -- per-thread values, computed once in the entry block -------------------------------------------
@@ -253,16 +282,32 @@ def _from_memory(e: Emitter, ty: ir.Type, x: ir.Value) -> ir.Value:
 
 
 def _shared(e: Emitter, ty: ir.Type, vals: list[ir.Value], move: SharedMove) -> list[ir.Value]:
-    e.scratch(move.size * move.elem_bits // 8)
-    e.barrier()  # the scratch area may still be read by the op before
-    store_shared(e, ty, vals, move)
-    e.barrier()
-    return load_shared(e, ty, move)
+    e.scratch(move.round_size * move.elem_bits // 8)
+    out: list[ir.Value | None] = [None] * len(move.load.offsets)
+    if move.rounds == 1:
+        e.barrier()  # the scratch area may still be read by the op before
+        store_shared(e, ty, vals, move)
+        e.barrier()
+        _load_shared(e, ty, move, out)
+    else:
+        stores, loads = round_accesses(e, move, move.store), round_accesses(e, move, move.load)
+        for r in range(move.rounds):
+            e.barrier()  # the scratch area may still be read by the op (or the round) before
+            store_shared(e, ty, vals, move, access=stores[r])
+            e.barrier()
+            _load_shared(e, ty, move, out, loads[r])
+    return _first_copies(move, out)
 
 
-def accesses(e: Emitter, side: SharedSide, nbytes: int, at: int = 0) -> list[tuple[ir.Value, int, tuple[int, ...]]]:
+Access = tuple[ir.Value, int, tuple[int, ...]]
+
+
+def accesses(e: Emitter, side: SharedSide, nbytes: int, at: int = 0,
+             round_size: int | None = None) -> list[Access]:
     """``(LDS pointer, alignment, registers)`` per vector access of ``side`` to a buffer of
-    ``nbytes``-byte elements that starts ``at`` bytes into the scratch area."""
+    ``nbytes``-byte elements that starts ``at`` bytes into the scratch area.
+    ``round_size``: the elements of one round's buffer, when the side's offsets span
+    several rounds (the round, in the immediate's top bits, is dropped)."""
     base = e.lds_base()
     thread = thread_xor(e, [t * nbytes for t in side.address_thread.terms])
     starts: dict[int, ir.Value] = {}
@@ -277,16 +322,30 @@ def accesses(e: Emitter, side: SharedSide, nbytes: int, at: int = 0) -> list[tup
                 off = e.b.add(x, ir.Constant(I32, at)) if at else x
             starts[runtime] = e.b.gep(base, [off], source_etype=I8)
         ptr = starts[runtime]
+        if round_size is not None:
+            imm %= round_size
         if imm:
             ptr = e.b.gep(ptr, [ir.Constant(I32, imm * nbytes)], source_etype=I8)
         out.append((ptr, align, group))
     return out
 
 
-def store_shared(e: Emitter, ty: ir.Type, vals: list[ir.Value], move: SharedMove, at: int = 0) -> None:
+def round_accesses(e: Emitter, move: SharedMove, side: SharedSide, at: int = 0) -> list[list[Access]]:
+    """``accesses`` of ``side`` of ``move`` per round, addressed in one round's buffer
+    (the pointers are made once, before the first round)."""
+    found = accesses(e, side, move.elem_bits // 8, at, move.round_size)
+    per: list[list[Access]] = [[] for _ in range(move.rounds)]
+    for a, (_, imm, _) in zip(found, side.groups()):
+        per[move.round_of(imm)].append(a)
+    return per
+
+
+def store_shared(e: Emitter, ty: ir.Type, vals: list[ir.Value], move: SharedMove, at: int = 0,
+                 access: list[Access] | None = None) -> None:
     """The store half of ``move``: this thread's ``vals`` into the buffer that starts ``at``
-    bytes into the scratch area (the caller reserves it and places the barriers). Lanes
-    that hold copies of what others hold skip it (one branch around all stores)."""
+    bytes into the scratch area (the caller reserves it and places the barriers);
+    ``access``: only these accesses (one round's, from ``round_accesses``). Lanes that hold
+    copies of what others hold skip it (one branch around all stores)."""
     nbytes = move.elem_bits // 8
     mt = _memory_type(ty)
     slot = selector(e, move.store.slot_thread)
@@ -297,7 +356,7 @@ def store_shared(e: Emitter, ty: ir.Type, vals: list[ir.Value], move: SharedMove
         join = e.fn.append_basic_block("convert.stored")
         e.b.cbranch(guard, then, join)
         e.b.position_at_end(then)
-    for ptr, align, group in accesses(e, move.store, nbytes, at):
+    for ptr, align, group in accesses(e, move.store, nbytes, at) if access is None else access:
         values = [_to_memory(e, ty, slot(lambda x, i=i, g=group: vals[g[i ^ x]])) for i in range(len(group))]
         if len(values) == 1:
             e.b.store(values[0], ptr, align=align)
@@ -312,11 +371,20 @@ def store_shared(e: Emitter, ty: ir.Type, vals: list[ir.Value], move: SharedMove
 
 
 def load_shared(e: Emitter, ty: ir.Type, move: SharedMove, at: int = 0) -> list[ir.Value]:
+    """The load half of ``move``: the result registers, from the buffer that starts ``at``
+    bytes into the scratch area."""
+    out: list[ir.Value | None] = [None] * len(move.load.offsets)
+    _load_shared(e, ty, move, out, at=at)
+    return _first_copies(move, out)
+
+
+def _load_shared(e: Emitter, ty: ir.Type, move: SharedMove, out: list[ir.Value | None],
+                 access: list[Access] | None = None, at: int = 0) -> None:
+    """The load half of ``move`` (``access``: one round's) into ``out``, by result register."""
     nbytes = move.elem_bits // 8
     mt = _memory_type(ty)
-    out: list[ir.Value | None] = [None] * len(move.load.offsets)
     slot = selector(e, move.load.slot_thread)
-    for ptr, align, group in accesses(e, move.load, nbytes, at):
+    for ptr, align, group in accesses(e, move.load, nbytes, at) if access is None else access:
         n = len(group)
         if n == 1:
             loaded = [e.b.load(ptr, typ=mt, align=align)]
@@ -326,7 +394,10 @@ def load_shared(e: Emitter, ty: ir.Type, move: SharedMove, at: int = 0) -> list[
         loaded = [_from_memory(e, ty, x) for x in loaded]
         for i, r in enumerate(group):
             out[r] = slot(lambda x, i=i, v=loaded: v[i ^ x])
-    # registers holding an element a second time take the first one's value
+
+
+def _first_copies(move: SharedMove, out: list[ir.Value | None]) -> list[ir.Value]:
+    """Registers holding an element a second time take the first one's value."""
     first: dict[int, ir.Value] = {}
     for r, c in enumerate(move.load.offsets):
         if out[r] is not None:
