@@ -169,21 +169,22 @@ def test_fp16_matmul_uses_wgmma_or_mma_m16n8k16(arch: str) -> None:
 
 def test_softmax_reduces_with_butterfly_shuffles(arch: str) -> None:
     """The row max and the row sum each reduce in the warp with five butterfly shuffles
-    (lane masks 1..16, all lanes taking part), then across the 4 warps in shared memory."""
+    (lane masks 1..16, all lanes taking part), then across the 4 warps in shared memory.
+    The max is ``max.NaN``: a NaN anywhere in the row makes it NaN, as in the interpreter."""
     filecheck(compile_example("fused_softmax-0", arch).asm["ptx"], test_softmax_reduces_with_butterfly_shuffles,
               arch)
     # CHECK-LABEL: .visible .entry softmax_kernel(
-    # CHECK:       max.f32 [[M0:%f[0-9]+]]
+    # CHECK:       max.NaN.f32 [[M0:%f[0-9]+]]
     # CHECK-NEXT:  shfl.sync.bfly.b32 [[S0:%f[0-9]+]], [[M0]], 1, 31, -1;
-    # CHECK-NEXT:  max.f32 {{%f[0-9]+}}, [[M0]], [[S0]];
+    # CHECK-NEXT:  max.NaN.f32 {{%f[0-9]+}}, [[M0]], [[S0]];
     # CHECK-NEXT:  shfl.sync.bfly.b32 {{.*}}, 2, 31, -1;
-    # CHECK-NEXT:  max.f32
+    # CHECK-NEXT:  max.NaN.f32
     # CHECK-NEXT:  shfl.sync.bfly.b32 {{.*}}, 4, 31, -1;
-    # CHECK-NEXT:  max.f32
+    # CHECK-NEXT:  max.NaN.f32
     # CHECK-NEXT:  shfl.sync.bfly.b32 {{.*}}, 8, 31, -1;
-    # CHECK-NEXT:  max.f32
+    # CHECK-NEXT:  max.NaN.f32
     # CHECK-NEXT:  shfl.sync.bfly.b32 {{.*}}, 16, 31, -1;
-    # CHECK-NEXT:  max.f32
+    # CHECK-NEXT:  max.NaN.f32
     # CHECK:       bar.sync 0;
     # CHECK:       st.shared.f32
     # CHECK-NEXT:  bar.sync 0;

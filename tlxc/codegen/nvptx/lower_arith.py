@@ -170,7 +170,10 @@ def binary(e: Emitter, op: Operation) -> None:
     return elementwise(e, op, int_body)
 
 
-def float_binary(e: Emitter, op: Operation, t: DType, name: str, a: Reg, b: Reg) -> Reg:
+def float_binary(e: Emitter, op: Operation, t: DType, name: str, a: Reg, b: Reg,
+                 propagate_nan: bool | None = None) -> Reg:
+    """``a <name> b`` on floats; ``propagate_nan`` overrides the op's attribute for
+    ``minimum``/``maximum`` (reductions always propagate: the IR's max/min reduce does)."""
     if t.bits == 8:
         unsupported(e, op, f"'{name}' on {t!r}")
     if name == "rem":  # C fmod, exact (lower_math); 16-bit floats through f32, which is exact too
@@ -185,7 +188,7 @@ def float_binary(e: Emitter, op: Operation, t: DType, name: str, a: Reg, b: Reg)
         return from_f32(e, t, q)
     d = e.fn.reg(reg_class(t))
     if name in ("minimum", "maximum"):
-        propagate = bool(op.attrs.get("propagate_nan"))
+        propagate = bool(op.attrs.get("propagate_nan")) if propagate_nan is None else propagate_nan
         ins = "min" if name == "minimum" else "max"
         if propagate and sfx == "f64":  # .NaN exists for f32/f16/bf16 only: select a NaN by hand
             m, either = e.fn.reg("f64"), e.fn.reg("pred")

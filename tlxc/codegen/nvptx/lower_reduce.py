@@ -16,8 +16,9 @@ from .ptx import Reg, int_suffix, reg_class
 def combine(e: Emitter, op: Operation, kind: str, t: DType, a: Reg, b: Reg) -> Reg:
     base = kind[3:] if kind.startswith("arg") else kind
     if t.kind == Kind.FLOAT:
+        # a float max/min reduction is NaN when any element is (the interpreter's np.max rule)
         name = {"sum": "add", "max": "maximum", "min": "minimum"}[base]
-        return float_binary(e, op, t, name, a, b)
+        return float_binary(e, op, t, name, a, b, propagate_nan=True)
     d = e.fn.reg(reg_class(t))
     if base == "xor_sum":
         e.fn.emit(f"xor.b{max(16, t.bits)} {d}, {a}, {b}")
