@@ -299,12 +299,15 @@ def llvm_type(text: str) -> ir.Type:
     return _SCALARS[text]
 
 
-def intrinsic_signature(instr: MmaInstr) -> tuple[ir.Type, list[ir.Type], list[ir.Value | str]]:
+def intrinsic_signature(instr: MmaInstr, scaled: bool = False) -> tuple[ir.Type, list[ir.Type], list[ir.Value | str]]:
     """(result type, argument types, arguments) of ``instr``'s intrinsic; an argument is
-    ``"a"``, ``"b"`` or ``"c"`` (the operands) or an immediate constant."""
+    ``"a"``, ``"b"`` or ``"c"`` (the operands), with ``scaled`` also ``"scale_a"`` and
+    ``"scale_b"`` (i32 scale operands), or an immediate constant."""
     types: list[ir.Type] = []
     args: list[ir.Value | str] = []
     named = {"{a}": ("a", instr.a_type), "{b}": ("b", instr.b_type), "{c}": ("c", instr.c_type)}
+    if scaled:
+        named.update({"{scale_a}": ("scale_a", "i32"), "{scale_b}": ("scale_b", "i32")})
     for token in (t.strip() for t in instr.args.split(",")):
         if token in named:
             name, ty = named[token]

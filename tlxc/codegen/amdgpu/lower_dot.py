@@ -45,6 +45,7 @@ from .dot_plan import FP8, DotPlan, accumulator_tiles, calls, choose, intrinsic_
 from .emitter import Emitter, lowers
 from .isa import AmdTarget
 from .llvm import BFLOAT, F16, F32, I32, LDS_PTR, bytes_of, value_type
+from .mma_table import MmaInstr
 
 WHERE = "amdgpu"
 REGION_ALIGN = 128  # the second operand's LDS region starts on a bank line
@@ -365,11 +366,22 @@ def _stage_operands(e: Emitter, op: Operation, shared: list[LinearLayout]) -> li
 
 
 def _mma(e: Emitter, op: Operation, plan: DotPlan) -> None:
-    instr = plan.instr
     elem_ty = value_type(op.operands[0].type.scalar)
-    eb = bytes_of(elem_ty)
     shared = [plan.shared(i, e.target.lds_banks) for i in (0, 1)]
     starts = _stage_operands(e, op, shared)
+    widen = _fp8_kind(op.operands[0].type.scalar) if plan.widen else None
+    issue(e, op, plan, shared, starts, elem_ty, round_tf32=plan.round_tf32, widen=widen)
+
+
+def issue(e: Emitter, op: Operation, plan: DotPlan, shared: list[LinearLayout], starts: list[int],
+          elem_ty: ir.Type, *, instr: MmaInstr | None = None, round_tf32: bool = False, widen: str | None = None,
+          scale: Callable[[int, tuple[int, ...]], ir.Value] | None = None) -> None:
+    """Read the staged operands back as fragments and issue every MFMA / WMMA of ``plan``
+    (``instr``: the plan's own unless given), accumulating in ``op``'s accumulator.
+    ``scale(i, regs)``: the i32 scale operand of operand ``i`` for the fragment made of
+    ``regs``, for the scaled instructions of ``lower_dot_scaled``."""
+    instr = instr or plan.instr
+    eb = bytes_of(elem_ty)
     frags = []
     for i in (0, 1):
         layout = plan.operand(i)
@@ -380,7 +392,7 @@ def _mma(e: Emitter, op: Operation, plan: DotPlan) -> None:
         frags.append(Fragments(e, layout, Addresses(e, m, starts[i], eb), plan.k_width, elem_ty))
     src_frags = (frags[1], frags[0]) if plan.transposed else (frags[0], frags[1])
 
-    ret, arg_types, template = intrinsic_signature(instr)
+    ret, arg_types, template = intrinsic_signature(instr, scaled=scale is not None)
     fn = e.intrinsic(instr.intrinsic, ret, arg_types)
     ty = {"a": llvm_type(instr.a_type), "b": llvm_type(instr.b_type)}
 
@@ -396,11 +408,13 @@ def _mma(e: Emitter, op: Operation, plan: DotPlan) -> None:
         for slot, r in enumerate(regs):
             vec = e.b.insert_element(vec, acc_vals[r], ir.Constant(I32, slot))
         cur[key] = vec
-    widen = _fp8_kind(op.operands[0].type.scalar) if plan.widen else None
     for call in calls(plan):
-        operands = {"a": _operand(e, src_frags[0].piece(call.src0), ty["a"], plan.round_tf32, widen),
-                    "b": _operand(e, src_frags[1].piece(call.src1), ty["b"], plan.round_tf32, widen),
+        operands = {"a": _operand(e, src_frags[0].piece(call.src0), ty["a"], round_tf32, widen),
+                    "b": _operand(e, src_frags[1].piece(call.src1), ty["b"], round_tf32, widen),
                     "c": cur[call.acc]}
+        if scale is not None:  # source 0 is B (scales of operand 1) for a transposed plan
+            operands["scale_a"] = scale(1 if plan.transposed else 0, call.src0)
+            operands["scale_b"] = scale(0 if plan.transposed else 1, call.src1)
         args = [operands[t] if isinstance(t, str) else t for t in template]
         cur[call.acc] = e.b.call(fn, args)
     where: dict[tuple[int, ...], ir.Value] = {}

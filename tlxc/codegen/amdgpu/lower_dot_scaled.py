@@ -66,15 +66,14 @@ from ...errors import CompilationError, InternalCompilerError
 from ...ir import ops
 from ...ir.core import Operation
 from ...ir.layout.amd import AmdMfma, AmdWmma
-from ...ir.layout.common import LANE, REGISTER, all_register_coords, dim_names, swizzled_shared
+from ...ir.layout.common import LANE, REGISTER, dim_names, swizzled_shared
 from ...ir.layout.linear import LinearLayout
 from .. import target_ops
-from .dot_plan import MFMA_VERSION, WMMA_VERSION, DotPlan, accumulator_tiles, calls, choose, llvm_type, warps_per_cta
+from .dot_plan import MFMA_VERSION, WMMA_VERSION, DotPlan, choose, warps_per_cta
 from .emitter import Emitter, lowers
 from .isa import TARGETS, AmdTarget
 from .llvm import BFLOAT, F16, F32, I8, I16, I32, bytes_of
-from .lower_dot import REGION_ALIGN, Addresses, Fragments, offset_map, stage
-from .lower_dot import _operand as operand_value
+from .lower_dot import REGION_ALIGN, Addresses, issue, offset_map, stage
 from .mma_table import F8F6F4_FORMAT, MmaInstr, entries
 
 WHERE = "amdgpu"
@@ -389,7 +388,7 @@ def _decomposed(e: Emitter, op: Operation, plan: ScaledPlan) -> None:
     dot = plan.dot
     shared = [dot.shared(i, e.target.lds_banks) for i in (0, 1)]
     starts = _stage_all(e, [(values[i], layouts[i], shared[i], ty) for i in (0, 1)])
-    _issue(e, op, dot, shared, starts, ty, None)
+    issue(e, op, dot, shared, starts, ty)
 
 
 def _native(e: Emitter, op: Operation, plan: ScaledPlan) -> None:
@@ -426,70 +425,7 @@ def _native(e: Emitter, op: Operation, plan: ScaledPlan) -> None:
             return _lds_load(e, r.pointer(regs[0]), I32, 4)
         return e.b.zext(_lds_load(e, r.pointer(regs[0]), I8, 1), I32)
 
-    _issue(e, op, dot, shared, starts, I8, scale, plan.instr)
-
-
-def _issue(e: Emitter, op: Operation, dot: DotPlan, shared: list[LinearLayout], starts: list[int], elem_ty: ir.Type,
-           scale, instr: MmaInstr | None = None) -> None:
-    """Read the fragments back and issue every MFMA / WMMA of ``dot`` (``lower_dot``'s
-    ``_mma`` with the scale operands added)."""
-    instr = instr or dot.instr
-    eb = bytes_of(elem_ty)
-    frags = []
-    for i in (0, 1):
-        layout = dot.operand(i)
-        m = offset_map(layout, shared[i])
-        if m.vector(dot.k_width) != dot.k_width:
-            raise InternalCompilerError(WHERE, f"operand {i} of {instr.mnemonic}: {dot.k_width} K elements are "
-                                        "not contiguous in LDS", op.loc)
-        frags.append(Fragments(e, layout, Addresses(e, m, starts[i], eb), dot.k_width, elem_ty))
-    src = (frags[1], frags[0]) if dot.transposed else (frags[0], frags[1])
-    ret, arg_types, template = _signature(instr)
-    fn = e.intrinsic(instr.intrinsic, ret, arg_types)
-    ty = {"a": llvm_type(instr.a_type), "b": llvm_type(instr.b_type)}
-    layout = op.result.type.layout
-    acc_vals = e.get(op.operands[2]).vals
-    tiles = accumulator_tiles(dot, layout)
-    cur: dict[tuple[int, int, int], ir.Value] = {}
-    for key, regs in tiles.items():
-        if -1 in regs:
-            raise InternalCompilerError(WHERE, f"accumulator registers {regs} do not fill one {instr.mnemonic} "
-                                        "result", op.loc)
-        vec = ir.Constant(ret, ir.Undefined)
-        for slot, r in enumerate(regs):
-            vec = e.b.insert_element(vec, acc_vals[r], ir.Constant(I32, slot))
-        cur[key] = vec
-    for call in calls(dot):
-        vals = {"a": operand_value(e, src[0].piece(call.src0), ty["a"], False),
-                "b": operand_value(e, src[1].piece(call.src1), ty["b"], False), "c": cur[call.acc]}
-        if scale is not None:  # source 0 is B (scales of operand 1) for a transposed plan
-            vals["scale_a"] = scale(1 if dot.transposed else 0, call.src0)
-            vals["scale_b"] = scale(0 if dot.transposed else 1, call.src1)
-        cur[call.acc] = e.b.call(fn, [vals[t] if isinstance(t, str) else t for t in template])
-    where: dict[tuple[int, ...], ir.Value] = {}
-    coords = all_register_coords(layout)
-    for key, regs in tiles.items():
-        for slot, r in enumerate(regs):
-            where[coords[r]] = e.b.extract_element(cur[key], ir.Constant(I32, slot))
-    e.set(op.result, [where[c] for c in coords])
-
-
-def _signature(instr: MmaInstr) -> tuple[ir.Type, list[ir.Type], list[ir.Value | str]]:
-    """(result type, argument types, arguments: a name of ``_issue``'s values or a constant)."""
-    types: list[ir.Type] = []
-    args: list[ir.Value | str] = []
-    named = {"{a}": ("a", instr.a_type), "{b}": ("b", instr.b_type), "{c}": ("c", instr.c_type),
-             "{scale_a}": ("scale_a", "i32"), "{scale_b}": ("scale_b", "i32")}
-    for token in (t.strip() for t in instr.args.split(",")):
-        if token in named:
-            name, t = named[token]
-            types.append(llvm_type(t))
-            args.append(name)
-            continue
-        t, value = token.split()
-        types.append(llvm_type(t))
-        args.append(ir.Constant(llvm_type(t), int(value)))
-    return llvm_type(instr.c_type), types, args
+    issue(e, op, dot, shared, starts, I8, instr=plan.instr, scale=scale)
 
 
 __all__ = ["ScaledPlan", "choose_scaled", "plan_of", "check", "accumulator_layout", "scale_view", "unpacked",
