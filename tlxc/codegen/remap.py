@@ -1,8 +1,8 @@
 """Ops that only re-index registers (``broadcast``, ``expand_dims``, ``trans``,
 ``reshape``, ``join``, ``split``): which operand register each result register is, from
-the two layouts alone. Layout assignment gives such an op's result a layout that keeps
-every element in the thread that holds it; this checks that and finds the registers,
-for every code generator."""
+the two layouts alone (``reindex``, ``join_sources``, ``split_registers``). Layout
+assignment gives such an op's result a layout that keeps every element in the thread that
+holds it; this checks that and finds the registers, for every code generator."""
 
 from __future__ import annotations
 
@@ -63,3 +63,43 @@ def last_dim_in_registers(where: str, op: Operation, layout: LinearLayout) -> No
     for src in ("lane", "warp"):
         if any(b[last] for b in layout.in_bases(src)):
             raise InternalCompilerError(where, f"'{op.NAME}' needs the last dim held in registers", op.loc)
+
+
+# -- per op: which operand register each result register is --------------------------------------
+def reindex(where: str, op: Operation, src_layout: LinearLayout) -> list[int]:
+    """For ``broadcast``, ``expand_dims``, ``trans`` and ``reshape``: the operand register
+    (of a tile in ``src_layout``) that each register of the result is."""
+    src_shape = op.operands[0].type.shape
+    match op.NAME:
+        case "broadcast":
+            project = lambda c: tuple(0 if src_shape[i] == 1 else x for i, x in enumerate(c))  # noqa: E731
+        case "expand_dims":
+            axis = op.attrs["axis"]
+            project = lambda c: tuple(x for i, x in enumerate(c) if i != axis)  # noqa: E731
+        case "trans":
+            order = op.attrs["order"]
+            inv = [order.index(i) for i in range(len(order))]
+            project = lambda c: tuple(c[inv[i]] for i in range(len(c)))  # noqa: E731
+        case "reshape":
+            project = reshape_projection(src_shape, op.result.type.shape)
+        case _:
+            raise ValueError(f"'{op.NAME}' does not re-index registers")
+    return remap(where, op, src_layout, op.result.type.layout, project)
+
+
+def join_sources(where: str, op: Operation, a_layout: LinearLayout) -> list[tuple[int, int]]:
+    """For ``join(a, b)``: (operand 0 or 1, its register) of each result register; both
+    operands are in ``a_layout``."""
+    dst = op.result.type.layout
+    last_dim_in_registers(where, op, dst)
+    idx = remap(where, op, a_layout, dst, lambda c: c[:-1])
+    coords = all_register_coords(dst)
+    return [(coords[r][-1], i) for r, i in enumerate(idx)]
+
+
+def split_registers(where: str, op: Operation, src_layout: LinearLayout) -> list[list[int]]:
+    """For ``split``: per result (the halves 0 and 1), the operand register of each of its
+    registers."""
+    last_dim_in_registers(where, op, src_layout)
+    return [remap(where, op, src_layout, res.type.layout, lambda c, h=half: c + (h,), lambda b: b + (0,))
+            for half, res in enumerate(op.results)]

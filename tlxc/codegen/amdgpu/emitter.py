@@ -25,7 +25,7 @@ import llvmlite.ir as ir
 from ...errors import CompilationError, InternalCompilerError
 from ...ir import ops
 from ...ir.core import Block, Operation, Value
-from ...ir.layout.common import all_register_coords
+from ...ir.layout.common import all_register_coords, thread_terms
 from ...ir.layout.linear import LinearLayout
 from ...ir.types import BarrierType, MemDescType, TileType, TokenType, Type
 from .isa import AmdTarget
@@ -137,15 +137,7 @@ class Emitter:
         key = (layout, dim)
         if key in self._coords:
             return self._coords[key]
-        name = f"dim{dim}"
-        terms: list[tuple[str, int, int]] = []
-        for src in ("lane", "warp"):
-            if not layout.has_in_dim(src):
-                continue
-            for bit, basis in enumerate(layout.in_bases(src)):
-                c = basis[layout.out_dims.index(name)]
-                if c:
-                    terms.append((src, bit, c))
+        terms = thread_terms(layout, dim)
         if not terms:
             self._coords[key] = 0
             return 0

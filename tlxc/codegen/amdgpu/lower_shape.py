@@ -9,7 +9,8 @@ import llvmlite.ir as ir
 
 from ...ir import ops
 from ...ir.core import Operation
-from ..remap import last_dim_in_registers, remap, reshape_projection
+from ...ir.layout.common import thread_terms
+from ..remap import join_sources, reindex, split_registers
 from .emitter import Emitter, lowers, num_regs, register_coords
 from .llvm import I32, constant, value_type
 
@@ -52,10 +53,8 @@ def arange(e: Emitter, op: Operation) -> None:
     t = e.thread_coords(layout, 0)
     start = op.attrs["start"]
     thread_bits = 0  # coordinate bits lanes and waves set: a register constant without them is added
-    for src in ("lane", "warp"):
-        if layout.has_in_dim(src):
-            for basis in layout.in_bases(src):
-                thread_bits |= basis[0]
+    for _, _, c in thread_terms(layout, 0):
+        thread_bits |= c
     out: list[ir.Value] = []
     cache: dict[int, ir.Value] = {}
     for r in range(layout.in_dim_size("register")):
@@ -89,12 +88,6 @@ def assume(e: Emitter, op: Operation) -> None:
     return None
 
 
-def _reindex(e: Emitter, op: Operation, project) -> None:
-    src = e.get(op.operands[0])
-    idx = remap(WHERE, op, src.layout, op.result.type.layout, project)
-    e.set(op.result, [src.vals[i] for i in idx])
-
-
 @lowers(ops.BroadcastOp)
 def broadcast(e: Emitter, op: Operation) -> None:
     src_shape = op.operands[0].type.shape
@@ -102,40 +95,23 @@ def broadcast(e: Emitter, op: Operation) -> None:
         (x,) = e.get(op.operands[0]).vals
         e.set(op.result, [x] * num_regs(op.result.type))
         return
-    _reindex(e, op, lambda c: tuple(0 if src_shape[i] == 1 else x for i, x in enumerate(c)))
+    reindexed(e, op)
 
 
-@lowers(ops.ExpandDimsOp)
-def expand_dims(e: Emitter, op: Operation) -> None:
-    axis = op.attrs["axis"]
-    _reindex(e, op, lambda c: tuple(x for i, x in enumerate(c) if i != axis))
-
-
-@lowers(ops.TransOp)
-def trans(e: Emitter, op: Operation) -> None:
-    order = op.attrs["order"]
-    inv = [order.index(i) for i in range(len(order))]
-    _reindex(e, op, lambda c: tuple(c[inv[i]] for i in range(len(c))))
-
-
-@lowers(ops.ReshapeOp)
-def reshape(e: Emitter, op: Operation) -> None:
-    _reindex(e, op, reshape_projection(op.operands[0].type.shape, op.result.type.shape))
+@lowers(ops.ExpandDimsOp, ops.TransOp, ops.ReshapeOp)
+def reindexed(e: Emitter, op: Operation) -> None:
+    src = e.get(op.operands[0])
+    e.set(op.result, [src.vals[i] for i in reindex(WHERE, op, src.layout)])
 
 
 @lowers(ops.JoinOp)
 def join(e: Emitter, op: Operation) -> None:
-    a, b = (e.get(v) for v in op.operands)
-    dst = op.result.type.layout
-    last_dim_in_registers(WHERE, op, dst)
-    idx = remap(WHERE, op, a.layout, dst, lambda c: c[:-1])
-    e.set(op.result, [(a if register_coords(dst, r)[-1] == 0 else b).vals[i] for r, i in enumerate(idx)])
+    ab = [e.get(v) for v in op.operands]
+    e.set(op.result, [ab[k].vals[i] for k, i in join_sources(WHERE, op, ab[0].layout)])
 
 
 @lowers(ops.SplitOp)
 def split(e: Emitter, op: Operation) -> None:
     src = e.get(op.operands[0])
-    last_dim_in_registers(WHERE, op, src.layout)
-    for half, res in enumerate(op.results):
-        idx = remap(WHERE, op, src.layout, res.type.layout, lambda c, h=half: c + (h,), lambda b: b + (0,))
+    for res, idx in zip(op.results, split_registers(WHERE, op, src.layout)):
         e.set(res, [src.vals[i] for i in idx])

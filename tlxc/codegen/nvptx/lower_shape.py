@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from ...ir import ops
 from ...ir.core import Operation
+from ...ir.layout.common import thread_terms
 from ...ir.types import DType
-from ..remap import last_dim_in_registers, remap, reshape_projection
+from ..remap import join_sources, reindex, split_registers
 from .emitter import Emitter, lowers, register_coords
 from .lower_convert import _smem_pass  # noqa: F401 (registers convert_layout; lower_dot imports it from here)
 from .ptx import Reg
@@ -30,10 +31,8 @@ def arange(e: Emitter, op: Operation) -> None:
     # the coordinate bits that lanes and warps set: a register constant with none of them
     # is *added* (XOR of disjoint bits), which ptxas folds into the addresses it feeds
     thread_bits = 0
-    for src in ("lane", "warp"):
-        if layout.has_in_dim(src):
-            for basis in layout.in_bases(src):
-                thread_bits |= basis[0]
+    for _, _, c in thread_terms(layout, 0):
+        thread_bits |= c
     out: list[Reg] = []
     cache: dict[int, Reg] = {}
     for r in range(layout.in_dim_size("register")):
@@ -80,53 +79,22 @@ def device_assert(e: Emitter, op: Operation) -> None:
         e.fn.emit("trap", p, negate=True)
 
 
-def _reindex(e: Emitter, op: Operation, project: callable) -> None:
+@lowers(ops.BroadcastOp, ops.ExpandDimsOp, ops.TransOp, ops.ReshapeOp)
+def reindexed(e: Emitter, op: Operation) -> None:
     src = e.get(op.operands[0])
-    dst_layout = op.result.type.layout
-    idx = remap("nvptx", op, src.layout, dst_layout, project)
-    e.set(op.result, [src.regs[i] for i in idx])
-
-
-@lowers(ops.BroadcastOp)
-def broadcast(e: Emitter, op: Operation) -> None:
-    src_shape = op.operands[0].type.shape
-    _reindex(e, op, lambda c: tuple(0 if src_shape[i] == 1 else x for i, x in enumerate(c)))
-
-
-@lowers(ops.ExpandDimsOp)
-def expand_dims(e: Emitter, op: Operation) -> None:
-    axis = op.attrs["axis"]
-    _reindex(e, op, lambda c: tuple(x for i, x in enumerate(c) if i != axis))
-
-
-@lowers(ops.TransOp)
-def trans(e: Emitter, op: Operation) -> None:
-    order = op.attrs["order"]
-    inv = [order.index(i) for i in range(len(order))]
-    _reindex(e, op, lambda c: tuple(c[inv[i]] for i in range(len(c))))
-
-
-@lowers(ops.ReshapeOp)
-def reshape(e: Emitter, op: Operation) -> None:
-    _reindex(e, op, reshape_projection(op.operands[0].type.shape, op.result.type.shape))
+    e.set(op.result, [src.regs[i] for i in reindex("nvptx", op, src.layout)])
 
 
 @lowers(ops.JoinOp)
 def join(e: Emitter, op: Operation) -> None:
-    a, b = (e.get(v) for v in op.operands)
-    dst = op.result.type.layout
-    last_dim_in_registers("nvptx", op, dst)
-    idx = remap("nvptx", op, a.layout, dst, lambda c: c[:-1])
-    regs = [(a if register_coords(dst, r)[-1] == 0 else b).regs[i] for r, i in enumerate(idx)]
-    e.set(op.result, regs)
+    ab = [e.get(v) for v in op.operands]
+    e.set(op.result, [ab[k].regs[i] for k, i in join_sources("nvptx", op, ab[0].layout)])
 
 
 @lowers(ops.SplitOp)
 def split(e: Emitter, op: Operation) -> None:
     src = e.get(op.operands[0])
-    last_dim_in_registers("nvptx", op, src.layout)
-    for half, res in enumerate(op.results):
-        idx = remap("nvptx", op, src.layout, res.type.layout, lambda c, h=half: c + (h,), lambda b: b + (0,))
+    for res, idx in zip(op.results, split_registers("nvptx", op, src.layout)):
         e.set(res, [src.regs[i] for i in idx])
 
 

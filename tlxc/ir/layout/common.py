@@ -271,3 +271,15 @@ def all_register_coords(layout: LinearLayout) -> tuple[tuple[int, ...], ...]:
         prev = coords[r & (r - 1)]
         coords.append(tuple(a ^ b for a, b in zip(prev, bases[low])))
     return tuple(coords)
+
+
+@lru_cache(maxsize=4096)
+def thread_terms(layout: LinearLayout, dim: int) -> tuple[tuple[str, int, int], ...]:
+    """The runtime part of a thread's coordinates along output dim ``dim``: the
+    ``(input dim, bit, value)`` of every lane and warp basis that moves along it. A thread's
+    ``L(0, lane, warp)`` there is the XOR of ``value`` over the terms whose ``bit`` is set
+    in its lane / warp index (empty: every thread has 0)."""
+    name = f"dim{dim}"
+    k = layout.out_dims.index(name)
+    return tuple((src, bit, basis[k]) for src in (LANE, WARP) if layout.has_in_dim(src)
+                 for bit, basis in enumerate(layout.in_bases(src)) if basis[k])
