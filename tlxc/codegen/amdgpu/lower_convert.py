@@ -296,7 +296,7 @@ def _shared(e: Emitter, ty: ir.Type, vals: list[ir.Value], move: SharedMove) -> 
             store_shared(e, ty, vals, move, access=stores[r])
             e.barrier()
             _load_shared(e, ty, move, out, loads[r])
-    return _first_copies(move, out)
+    return move.first_copies(out)
 
 
 Access = tuple[ir.Value, int, tuple[int, ...]]
@@ -375,7 +375,7 @@ def load_shared(e: Emitter, ty: ir.Type, move: SharedMove, at: int = 0) -> list[
     bytes into the scratch area."""
     out: list[ir.Value | None] = [None] * len(move.load.offsets)
     _load_shared(e, ty, move, out, at=at)
-    return _first_copies(move, out)
+    return move.first_copies(out)
 
 
 def _load_shared(e: Emitter, ty: ir.Type, move: SharedMove, out: list[ir.Value | None],
@@ -394,15 +394,6 @@ def _load_shared(e: Emitter, ty: ir.Type, move: SharedMove, out: list[ir.Value |
         loaded = [_from_memory(e, ty, x) for x in loaded]
         for i, r in enumerate(group):
             out[r] = slot(lambda x, i=i, v=loaded: v[i ^ x])
-
-
-def _first_copies(move: SharedMove, out: list[ir.Value | None]) -> list[ir.Value]:
-    """Registers holding an element a second time take the first one's value."""
-    first: dict[int, ir.Value] = {}
-    for r, c in enumerate(move.load.offsets):
-        if out[r] is not None:
-            first.setdefault(c, out[r])  # type: ignore[arg-type]
-    return [first[c] for c in move.load.offsets]
 
 
 # -- fallback -----------------------------------------------------------------------------------------------

@@ -205,6 +205,16 @@ class SharedMove:
         """The round in which the element at buffer offset ``offset`` travels."""
         return offset // self.round_size
 
+    def first_copies(self, loaded: list) -> list:
+        """The destination registers from ``loaded`` (what each register's load gave, or
+        None where a register was not loaded): one holding an element a second time takes
+        the first one's value."""
+        first: dict[int, object] = {}
+        for r, c in enumerate(self.load.offsets):
+            if loaded[r] is not None:
+                first.setdefault(c, loaded[r])
+        return [first[c] for c in self.load.offsets]
+
 
 Move = NoMove | RegisterMove | ShuffleMove | SharedMove
 

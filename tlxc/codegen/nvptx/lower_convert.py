@@ -282,12 +282,7 @@ def _shared(e: Emitter, cls: str, regs: list[Reg], move: SharedMove) -> list[Reg
             store_shared(e, cls, regs, move, access=stores[r])
             e.barrier()
             _load_shared(e, cls, move, out, loads[r])
-    # registers holding an element a second time take the first one's value
-    first: dict[int, Reg] = {}
-    for r, c in enumerate(move.load.offsets):
-        if out[r] is not None:
-            first.setdefault(c, out[r])  # type: ignore[arg-type]
-    return [first[c] for c in move.load.offsets]
+    return move.first_copies(out)
 
 
 Access = tuple[Reg, int, tuple[int, ...]]
