@@ -1,14 +1,19 @@
 """Core-language benchmarks on one GPU, tlxc and Triton side by side in one run.
 
 * launch: ``kernel[grid](...)`` of a tiny kernel (4 tensor args + an int), tlxc vs
-  Triton vs the raw driver call (``LoadedKernel.launch`` with packed args is the floor);
-  median microseconds per launch over interleaved batches.
+  Triton, and the floors under them: ``LoadedKernel.launch`` (the runtime's launch with
+  its argument checks), the raw ``cuLaunchKernel`` through cuda-python with the
+  arguments packed beforehand, and -- where ``nvcc`` is on PATH -- the same driver call
+  in a loop of C, which is what the host and driver cost without any Python.
+  Median microseconds per launch over interleaved batches.
 * compile: cold compile of the matmul example (``examples/matmul.py``) by tlxc and of
   the same source by Triton, split into the time before ptxas and ptxas itself.
 * bandwidth: the softmax and layer-norm examples vs the same kernels under Triton, and
-  the device's copy bandwidth (``torch`` copy), in GB/s.
+  the device's copy bandwidth (``torch`` copy), in GB/s. Each figure is the median over
+  rounds that alternate the two compilers (each round a ``do_bench`` median), so that
+  the drift of a shared machine affects both alike.
 
-    python bench/core.py [--json out.json]
+    python bench/core.py [--json out.json] [--only launch|compile|bandwidth]
 """
 
 from __future__ import annotations
@@ -44,17 +49,20 @@ def load_source(path: Path, name: str, to_triton: bool) -> Any:
     return mod
 
 
-def median_us(fn: Callable[[], None], n: int = 200, batches: int = 30) -> float:
+def median_us(fns: dict[str, Callable[[], None]], n: int = 200, batches: int = 30) -> dict[str, float]:
+    """Median µs per call of each function, over ``batches`` rounds of ``n`` calls in
+    which the functions take turns (so that a shared host's drift affects all alike)."""
     import torch
 
-    times = []
+    times: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(batches):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        times.append((time.perf_counter() - t0) / n * 1e6)
-    return statistics.median(times)
+        for name, fn in fns.items():
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            times[name].append((time.perf_counter() - t0) / n * 1e6)
+    return {k: statistics.median(v) for k, v in times.items()}
 
 
 TINY = '''
@@ -81,16 +89,77 @@ def bench_launch(results: dict[str, Any]) -> None:
     tiny_tlxc.tiny[(1,)](*xs, 1024, BLOCK=128)
     ck = tiny_tlxc.tiny.last_compiled
     lk = ck._loaded
-    row = {"tlxc kernel[grid]": median_us(lambda: tiny_tlxc.tiny[(1,)](*xs, 1024, BLOCK=128)),
-           "tlxc LoadedKernel.launch": median_us(lambda: lk.launch((1, 1, 1), (*xs, 1024)))}
+    from tlxc.runtime import driver
+    from tlxc.runtime.native_launch import native_launcher
+
+    drv = driver.bindings()
+    lk.plan.packer(lk.device.ordinal)((*xs, 1024))
+    kp, f = lk.plan.params_address, lk.function
+    fns = {"tlxc kernel[grid]": lambda: tiny_tlxc.tiny[(1,)](*xs, 1024, BLOCK=128),
+           "tlxc LoadedKernel.launch": lambda: lk.launch((1, 1, 1), (*xs, 1024)),
+           "raw cuLaunchKernel, cuda-python": lambda: drv.cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, None, kp, 0)}
+    native = native_launcher()
+    if native is not None:
+        fa = int(f)
+        fns["raw cuLaunchKernel, tlxc native builtin"] = lambda: native(fa, 1, 1, 1, 128, 1, 1, 0, 0, kp)
     try:
         import tiny_triton
 
         tiny_triton.tiny[(1,)](*xs, 1024, BLOCK=128)
-        row["triton kernel[grid]"] = median_us(lambda: tiny_triton.tiny[(1,)](*xs, 1024, BLOCK=128))
+        fns["triton kernel[grid]"] = lambda: tiny_triton.tiny[(1,)](*xs, 1024, BLOCK=128)
     except Exception as e:  # pragma: no cover - reported, not fatal
-        row["triton kernel[grid]"] = f"failed: {e}"
+        fns["triton kernel[grid]"] = f"failed: {e}"  # type: ignore[assignment]
+    row: dict[str, Any] = median_us({k: v for k, v in fns.items() if callable(v)})
+    row.update((k, v) for k, v in fns.items() if not callable(v))
+    c_floor = c_launch_floor(d)
+    if c_floor is not None:
+        row["raw cuLaunchKernel, C loop"] = c_floor
     results["launch_us"] = row
+
+
+C_LAUNCH = r"""
+#include <cuda.h>
+#include <stdio.h>
+#include <time.h>
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+int main(void) {
+    const char *ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry tiny(.param .u64 a, .param .u64 b, .param .u64 c, .param .u64 d, .param .u32 n) { ret; }\n";
+    CUdevice dev; CUcontext ctx; CUmodule mod; CUfunction fn; CUdeviceptr p;
+    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx)) return 1;
+    if (cuModuleLoadData(&mod, ptx) || cuModuleGetFunction(&fn, mod, "tiny") || cuMemAlloc(&p, 4096)) return 1;
+    unsigned n = 1024; void *args[] = {&p, &p, &p, &p, &n};
+    double best[30];
+    for (int b = 0; b < 30; b++) {
+        cuCtxSynchronize();
+        double t0 = now();
+        for (int i = 0; i < 200; i++) cuLaunchKernel(fn, 1, 1, 1, 128, 1, 1, 0, 0, args, 0);
+        best[b] = (now() - t0) / 200 * 1e6;
+    }
+    for (int i = 0; i < 30; i++)
+        for (int j = i + 1; j < 30; j++)
+            if (best[j] < best[i]) { double t = best[i]; best[i] = best[j]; best[j] = t; }
+    printf("%f\n", best[15]);
+    return 0;
+}
+"""
+
+
+def c_launch_floor(workdir: Path) -> float | None:
+    """The median µs of ``cuLaunchKernel`` called in a C loop (30 batches of 200), or None
+    without nvcc."""
+    import shutil
+
+    nvcc = shutil.which("nvcc") or (shutil.which("nvcc", path="/usr/local/cuda/bin"))
+    if nvcc is None:
+        return None
+    src, exe = workdir / "launch.c", workdir / "launch"
+    src.write_text(C_LAUNCH)
+    try:
+        subprocess.run([nvcc, "-O2", "-x", "c", str(src), "-o", str(exe), "-lcuda"], check=True, capture_output=True)
+        return float(subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout)
+    except (subprocess.CalledProcessError, ValueError):
+        return None
 
 
 # What Triton specializes the warmup launch below on (M = N = K = 512, row-major): sizes and
@@ -165,6 +234,17 @@ def gbps(nbytes: int, ms: float) -> float:
     return nbytes / (ms * 1e-3) / 1e9
 
 
+def side_by_side(a: Callable[[], None], b: Callable[[], None], rounds: int = 5) -> tuple[float, float]:
+    """Median ms of ``a`` and of ``b`` over ``rounds`` alternating ``do_bench`` medians."""
+    from triton.testing import do_bench
+
+    ta, tb = [], []
+    for _ in range(rounds):
+        ta.append(do_bench(a, return_mode="median"))
+        tb.append(do_bench(b, return_mode="median"))
+    return statistics.median(ta), statistics.median(tb)
+
+
 def bench_bandwidth(results: dict[str, Any]) -> None:
     import torch
     import triton
@@ -182,7 +262,7 @@ def bench_bandwidth(results: dict[str, Any]) -> None:
             x = torch.randn(M, N, device="cuda", dtype=dtype)
             y = torch.empty_like(x)
             nbytes = 2 * x.numel() * x.element_size()
-            copy = do_bench(lambda: y.copy_(x))
+            copy = do_bench(lambda: y.copy_(x), return_mode="median")
             block = triton.next_power_of_2(N)
             f_tl = lambda: sm.softmax_kernel[(M,)](y, x, x.stride(0), y.stride(0), M, N, BLOCK=block)  # noqa: E731
             f_tr = lambda: tsm.softmax_kernel[(M,)](y, x, x.stride(0), y.stride(0), M, N, BLOCK=block,  # noqa: E731
@@ -191,11 +271,11 @@ def bench_bandwidth(results: dict[str, Any]) -> None:
                                                      num_warps=8 if block >= 2048 else 4)
             f_tl8()
             ok = torch.allclose(y.float(), torch.softmax(x.float(), 1), atol=1e-2)
-            t_tl, t_tr = do_bench(f_tl8), do_bench(f_tr)
+            t_tl, t_tr = side_by_side(f_tl8, f_tr)
             rows.append({"kernel": "softmax", "M": M, "N": N, "dtype": str(dtype), "tlxc_GBps": gbps(nbytes, t_tl),
                          "triton_GBps": gbps(nbytes, t_tr), "copy_GBps": gbps(nbytes, copy),
                          "tlxc/triton": t_tr / t_tl, "tlxc/copy": copy / t_tl, "correct": ok,
-                         "tlxc_4warps_GBps": gbps(nbytes, do_bench(f_tl))})
+                         "tlxc_4warps_GBps": gbps(nbytes, do_bench(f_tl, return_mode="median"))})
             if dtype == torch.float32:
                 w, b = torch.randn(N, device="cuda"), torch.randn(N, device="cuda")
                 mean, rstd = torch.empty(M, device="cuda"), torch.empty(M, device="cuda")
@@ -207,7 +287,7 @@ def bench_bandwidth(results: dict[str, Any]) -> None:
                                                          BLOCK=blk, num_warps=nw)
                 g_tl()
                 ok = torch.allclose(y, torch.nn.functional.layer_norm(x, (N,), w, b, 1e-5), atol=1e-3)
-                t_tl, t_tr = do_bench(g_tl), do_bench(g_tr)
+                t_tl, t_tr = side_by_side(g_tl, g_tr)
                 rows.append({"kernel": "layer_norm", "M": M, "N": N, "dtype": str(dtype),
                              "tlxc_GBps": gbps(nbytes, t_tl), "triton_GBps": gbps(nbytes, t_tr),
                              "copy_GBps": gbps(nbytes, copy), "tlxc/triton": t_tr / t_tl, "tlxc/copy": copy / t_tl,

@@ -483,26 +483,34 @@ class ArgPlan:
                 self.check_scalar(i, a)
 
     # -- the fast path: generated code ---------------------------------------------------------------
-    def emit(self, ns: dict[str, Any], device: int, single_device: bool = False) -> tuple[list[str], list[str]]:
+    def emit(self, ns: dict[str, Any], device: int, single_device: bool = False,
+             trusted: bool = False) -> tuple[list[str], list[str]]:
         """(statements that unpack ``args`` and check and convert them, the expressions to
         pack in order): the launcher compiles them into its launch function, followed by
         ``_pack_into(buffer, 0, *values)``. Names they use are put in ``ns``. A bad pointer
         argument raises ``LaunchError``; anything else wrong raises one of ``ARG_ERRORS``
         (a wrong count or type, an int out of range), after which ``diagnose`` explains.
         With ``single_device`` (one GPU visible), a tensor's ``is_cuda`` is enough to know
-        that it is on the kernel's device, which is cheaper to ask than ``get_device()``."""
+        that it is on the kernel's device, which is cheaper to ask than ``get_device()``.
+
+        ``trusted``: for ``LoadedKernel.launch_trusted``, whose caller has checked what the
+        checks here check (the fast path of ``kernel[grid]``, by its key): a pointer
+        argument is already its address (an int) and an int's divisibility is known."""
         from .memory import DeviceArray
 
         ns.update(_T=_NoTorch, _DA=DeviceArray, _dev=device, _pack_into=self.struct.pack_into, _bf16=bf16_bits)
         ns["_ptr"] = lambda i, a: self.pointer_value(i, a, device, ns)
         n = len(self.params)
         unpack = ", ".join(f"a{i}" for i in range(n)) + ("," if n == 1 else "")
-        lines = [f"{unpack} = args" if n else "[] = args"]  # a wrong count raises ValueError
+        # a wrong count raises ValueError (trusted: the arguments are the function's parameters)
+        lines = [] if trusted else [f"{unpack} = args" if n else "[] = args"]
         values = []
         torch = sys.modules.get("torch")
         for i, p in enumerate(self.params):
             a = f"a{i}"
-            if p.kind == "ptr":
+            if trusted and (p.kind == "ptr" or p.kind == "int"):
+                values.append(a)
+            elif p.kind == "ptr":
                 # torch.Tensor and DeviceArray inline, checked by identity; the rest through _ptr
                 ns[f"_td{i}"] = getattr(torch, TORCH_NAMES.get(p.dtype, ""), None) if torch is not None else None
                 lines += [f"t = type({a})",

@@ -99,6 +99,7 @@ class LoadedKernel:
         self._retrying = threading.local()
         self._streams: dict[Any, Any] = {}
         self.launch: Callable[..., None] = self._first_launch
+        self.launch_trusted: Callable[..., int] = self._not_trusted
 
     def __repr__(self) -> str:
         state = "loaded" if self.function is not None else "not loaded"
@@ -150,7 +151,18 @@ class LoadedKernel:
             raise
         self.module, self.function, self.device = module, func, dev
         self.launch = self._compile_launch(dev)
+        if self._trusts(dev):
+            self.launch_trusted = self._compile_launch(dev, trusted=True)
         return self
+
+    def _trusts(self, dev: Any) -> bool:
+        """Whether ``launch_trusted`` launches (else it always answers "use ``launch``"):
+        with one GPU (a tensor's ``is_cuda`` is then its device check) and no cluster."""
+        return self._api is driver and dev.device_count == 1 and self.cluster_dims is None
+
+    @staticmethod
+    def _not_trusted(*args: Any) -> int:
+        return -1  # launch_trusted's "launch with launch() instead"
 
     def _check_device(self, dev: Any) -> None:
         """Refuse a device the kernel cannot run on before loading (AMD: another gfx)."""
@@ -169,6 +181,7 @@ class LoadedKernel:
             self._api.unload_module(self.module)
         self.module = self.function = None
         self.launch = self._first_launch
+        self.launch_trusted = self._not_trusted
 
     def attribute(self, name: str) -> int:
         """``CU_FUNC_ATTRIBUTE_<name>`` of the loaded function: ``NUM_REGS``,
@@ -176,7 +189,15 @@ class LoadedKernel:
         self.load()
         return self._api.function_attribute(self.function, name)
 
-    def _compile_launch(self, dev: Any) -> Callable[..., None]:
+    def _compile_launch(self, dev: Any, trusted: bool = False) -> Callable[..., Any]:
+        """The launch function, generated for this kernel's arguments (``launch_source``).
+
+        ``trusted``: ``launch_trusted(g3, stream, a0, a1, ...)``, for a caller that has
+        checked the arguments as ``launch`` would (the fast path of ``kernel[grid]``, by its
+        key, and a tensor's ``is_cuda``): ``g3`` three positive ints, a pointer argument its
+        address. It returns the launch's ``CUresult`` without raising; any nonzero answer
+        (-1: an argument it cannot pack) means "nothing was launched: call ``launch``",
+        which then explains the error or recovers."""
         api = self._api
         ns: dict[str, Any] = {
             "_ARG_ERRORS": ARG_ERRORS, "_grid": self._grid, "_default_stream": api.default_stream,
@@ -184,8 +205,10 @@ class LoadedKernel:
             "_streams": {0: api.stream_object(0)}, "_stream_object": self._stream_object, "_fail": self._fail,
             "_diagnose": self._diagnose,
         }
+        if trusted:  # one stream cache for both launch functions
+            ns["_streams"] = self._streams
         self._streams = ns["_streams"]
-        arg_lines, values = self.plan.emit(ns, dev.ordinal, single_device=dev.device_count == 1)
+        arg_lines, values = self.plan.emit(ns, dev.ordinal, single_device=dev.device_count == 1, trusted=trusted)
         if self.scratch_bytes:  # kept in ``scr`` until the launch call returns
             ns["_scratch"] = self._scratch
             arg_lines = arg_lines + ["scr, ps = _scratch(gx * gy * gz, stream)"]
@@ -211,6 +234,17 @@ class LoadedKernel:
             launch += ["    " + ln for ln in call] + ["finally:", "    _push(slot)"]
         else:
             launch = ["kp = 0"] + call
+        if trusted:
+            n = len(self.plan.params)
+            src = [f"def launch_trusted(g3, stream{''.join(f', a{i}' for i in range(n))}):", "    gx, gy, gz = g3",
+                   "    if stream is None:", "        stream = _default_stream() if 'torch' in _modules else 0",
+                   "    try:", "        st = _streams[stream]", "    except (KeyError, TypeError):",
+                   "        st = _stream_object(stream)", "    try:"]
+            src += ["        " + ln for ln in arg_lines + launch]
+            src += ["    except _ARG_ERRORS:", "        return -1", "    return r"]
+            self.launch_trusted_source = "\n".join(src) + "\n"
+            exec(compile(self.launch_trusted_source, f"<tlxc trusted launcher {self.name}>", "exec"), ns)
+            return ns["launch_trusted"]
         src = ["def launch(grid, args, stream=None):"]
         if self.cluster_dims is None:
             # the usual grids, 1- and 3-tuples, are not checked here: a bad one fails in the

@@ -299,7 +299,7 @@ def test_example_tma_gemm() -> None:
     # CHECK-NEXT: wgmma.wait_group.sync.aligned 1;
     # CHECK: bra.uni $_for_head
     # CHECK: wgmma.wait_group.sync.aligned 0;
-    # CHECK: cvt.rn.f16.f32 %h{{[0-9]+}}, [[M0]];
+    # CHECK: cvt.rn.f16x2.f32 %r{{[0-9]+}}, %f{{[0-9]+}}, [[M0]];
     # CHECK: st.shared.b32
     # CHECK: fence.proxy.async.shared::cta;
     # CHECK-NEXT: .loc

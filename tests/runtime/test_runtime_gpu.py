@@ -163,12 +163,14 @@ def test_non_default_stream(vadd_cubin: bytes) -> None:
     n = 1 << 16
     x, y = _data(n)
     dx, dy, out = DeviceArray.from_numpy(x), DeviceArray.from_numpy(y), DeviceArray.zeros(n, np.float32)
-    s = driver.stream_create()
+    s = driver.stream_create()  # non-blocking: it does not wait for the zeroing on the default stream
     try:
+        synchronize()
         k((cdiv(n, 128),), (dx, dy, out, n), stream=s)
         driver.stream_synchronize(s)
         np.testing.assert_array_equal(out.numpy(), x + y)
         out2 = DeviceArray.zeros(n, np.float32)
+        synchronize()
         k((cdiv(n, 128),), (dx, dy, out2, n), stream=driver.bindings().CUstream(s))  # a CUstream object
         driver.stream_synchronize(s)
         np.testing.assert_array_equal(out2.numpy(), x + y)

@@ -164,3 +164,34 @@ def test_cache_round_trip(tmp_path: Path) -> None:
     kernel(num_warps=2).to_cache(cache, key)
     k = LoadedKernel.from_cache(cache, key)
     assert k is not None and k.binary == b"\x7fELF fake cubin" and k.num_warps == 2 and k.plan.signature == SIG
+
+
+def test_trusted_launch_packs_what_launch_packs(fake_driver: FakeDriver) -> None:
+    """``launch_trusted`` (the fast path's, after its key checked the arguments) takes
+    addresses for pointers and packs the same bytes; a nonzero answer means nothing ran."""
+    k = kernel()
+    x, y = FakeCudaArray(0x10000), FakeCudaArray(0x20000)
+    assert k.launch_trusted((1, 1, 1), None, 0x10000, 0x20000, 5) == -1  # not loaded yet: "use launch"
+    k((3,), (x, y, 100))
+    assert k.launch_trusted((3, 1, 1), None, 0x10000, 0x20000, 100) == 0
+    assert k.launch_trusted((2, 4, 1), 0x55, 0x10000, 0x30000, 7) == 0
+    assert fake_driver.launches[1:] == [((3, 1, 1), 0, fake_driver.launches[0][2]),
+                                        ((2, 4, 1), 0x55, struct.pack("<QQi", 0x10000, 0x30000, 7))]
+    assert k.launch_trusted((1, 1, 1), None, 0x10000, 0x20000, 2**40) == -1  # cannot pack: "use launch"
+    fake_driver.results.append(700)
+    assert k.launch_trusted((1, 1, 1), None, 0x10000, 0x20000, 1) == 700  # the driver's answer, not raised
+    assert "def launch_trusted(g3, stream, a0, a1, a2)" in k.launch_trusted_source
+    assert "data_ptr" not in k.launch_trusted_source
+
+
+def test_no_trusted_launch_for_clusters_or_several_gpus(fake_driver: FakeDriver, monkeypatch) -> None:
+    from tlxc.runtime import driver
+
+    x = FakeCudaArray(0x10000)
+    k = kernel(cluster_dims=(2, 1, 1))
+    k((2,), (x, x, 1))
+    assert k.launch_trusted((2, 1, 1), None, 0x10000, 0x10000, 1) == -1
+    monkeypatch.setattr(driver, "device", lambda: driver.Device(0, 0, 0, "Fake GPU", (9, 0), 132, 232448, 2))
+    k2 = kernel()
+    k2((1,), (x, x, 1))
+    assert k2.launch_trusted((1, 1, 1), None, 0x10000, 0x10000, 1) == -1

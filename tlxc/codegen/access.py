@@ -15,13 +15,17 @@ def vector_width(axis: Any, op: Operation, elem_bytes: int, max_vector_bytes: in
     run of consecutive registers along the last dim in the pointers' layout, what the axis
     analysis ``axis`` proves (contiguity, alignment, the mask's constancy), and the
     target's widest access; 8-bit elements at most 4 (one 32-bit word)."""
-    ptr = op.operands[0]
+    return pointer_vector_width(axis, op.operands[0], elem_bytes, max_vector_bytes, op.operand("mask"))
+
+
+def pointer_vector_width(axis: Any, ptr: Any, elem_bytes: int, max_vector_bytes: int, mask: Any = None) -> int:
+    """``vector_width`` of an access through the pointer tile ``ptr`` under ``mask``."""
     layout = ptr.type.layout if ptr.type.shape else None
     if layout is None or axis is None or elem_bytes > 8:
         return 1
     last = f"dim{len(ptr.type.shape) - 1}"
     in_regs = layout.num_consecutive("register", last)
-    proven = axis.vector_elements(ptr, len(ptr.type.shape) - 1, elem_bytes, max_vector_bytes, op.operand("mask"))
+    proven = axis.vector_elements(ptr, len(ptr.type.shape) - 1, elem_bytes, max_vector_bytes, mask)
     v = min(in_regs, proven, max(1, max_vector_bytes // elem_bytes))
     if elem_bytes == 1:
         v = min(v, 4)

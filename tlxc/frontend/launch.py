@@ -260,7 +260,7 @@ def remember(kernel: "KernelFunction", key: tuple, loaded: Any, ck: Any, runtime
     of arguments that the fast path speculates on."""
     if kernel._fast_kinds is None:
         kernel._fast_kinds = tuple(_kind(v) for v in runtime)
-        kernel._fast_fns = make_fast_launch(kernel, kernel._fast_kinds)
+        kernel._fast_fns = make_fast_launch(kernel, kernel._fast_kinds, _trusted_kinds(runtime, kernel._fast_kinds))
         kernel._launchers.clear()  # bound to the functions that did not speculate
     keys = [key]
     speculative = kernel._fast_fns[2] if kernel._fast_fns else None
@@ -283,6 +283,16 @@ def remember(kernel: "KernelFunction", key: tuple, loaded: Any, ck: Any, runtime
                                  for i, kind in enumerate(kernel._fast_kinds)):
             continue
         kernel._fast[tuple(v.value if isinstance(v, constexpr) else v for v in k)] = entry  # values, not wrappers
+
+
+def _trusted_kinds(runtime: list[Any], kinds: tuple[str, ...]) -> bool:
+    """Whether the speculative key can check all that ``LoadedKernel.launch`` checks, so
+    that a hit launches through ``launch_trusted``: every argument an int, a float, or a
+    PyTorch tensor (whose key slots then include ``is_cuda``)."""
+    torch = sys.modules.get("torch")
+    tensor = getattr(torch, "Tensor", None)
+    return all(kind in ("int", "float") or kind == "ptr" and tensor is not None and type(v) is tensor
+               for v, kind in zip(runtime, kinds))
 
 
 def _globals_same(guards: tuple) -> bool:
@@ -374,7 +384,7 @@ def subscript(kernel: "KernelFunction", grid: Any) -> Any:
     return launcher
 
 
-def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = None,
+def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = None, trusted: bool = False,
                      ) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any] | None] | None:
     """The fast launch functions of ``kernel`` (see the module docstring): one bound to a
     ``Launcher`` with a checked grid, one bound to a grid callable, and the function that
@@ -463,9 +473,15 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
     key_code.append(f"__key = {tup(slots + rest + ['False'])}")
     if kinds is not None:
         spec_slots = []
-        for n, kind in zip(runtime, kinds):
+        trusted_values = []  # launch_trusted's arguments after (grid, stream)
+        for i, (n, kind) in enumerate(zip(runtime, kinds)):
             flag = n not in kernel.do_not_specialize
-            if kind == "ptr":
+            trusted_values.append(f"__p{i}" if kind == "ptr" else n)
+            if kind == "ptr" and trusted:  # the address kept for launch_trusted; a CPU tensor misses
+                ptr = f"(__p{i} := {n}.data_ptr())"
+                spec_slots.append(f"__type({n}), {f'{ptr} & 15 == 0' if flag else f'None if {ptr} is __M else None'}, "
+                                  f"{n}.dtype if {n}.is_cuda else None")
+            elif kind == "ptr":
                 spec_slots.append(f"__type({n}), {f'{n}.data_ptr() & 15 == 0' if flag else 'None'}, {n}.dtype")
             elif kind == "int":
                 one = f"(__ONE if {n} == 1 and __type({n}) is __int else {n} & 15 == 0)"
@@ -475,12 +491,20 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
                 spec_slots.append(f"__FLOAT[__type({n})], None, None")
             else:
                 spec_slots.append(f"__type({n}), *__other({n}, {flag})")
-        key_code = ["try:", f"    __key = {tup(spec_slots + rest + ['True'])}", "except __Exception:"] + \
-            ["    " + ln for ln in key_code]
+        key_code = ["try:", f"    __key = {tup(spec_slots + rest + ['True'])}"] + \
+            (["    __tr = True"] if trusted else []) + ["except __Exception:"] + \
+            (["    __tr = False"] if trusted else []) + ["    " + ln for ln in key_code]
         speculative = [f"def __speculative({', '.join(runtime)}):", f"    return {tup(spec_slots)}", ""]
     else:
         speculative = []
+        trusted = False
     key_code.append("__e = __fast_get(__key)")
+    stream_arg = "stream" if "stream" in opts else "None"
+    # a hit of a speculative key over tensors and scalars: its key checked all that
+    # LoadedKernel.launch checks, so launch_trusted packs and launches (0: done; anything
+    # else: nothing ran, and launch explains or recovers)
+    direct = [f"if __tr and not __e[0].launch_trusted(__g, {stream_arg}, {', '.join(trusted_values)}):",
+              "    return __e[1]"] if trusted else []
 
     def emit(suffix: str, launcher: str, grid: list[str]) -> list[str]:
         """``__launch<suffix>`` and ``__rebind<suffix>``; ``launcher``: the expression of the
@@ -508,9 +532,8 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
         body += ["except __Exception:",  # an argument the slow path must look at (and maybe refuse)
                  "    __e = __key = None",
                  "if __e is None or __e[2] and not __same(__e[2]):",
-                 f"    return {launcher}._launch({given}, {slow_kwargs}, __key, __g)",
-                 f"__e[0].launch(__g, {tup(runtime)}, {'stream' if 'stream' in opts else 'None'})",
-                 "return __e[1]"]
+                 f"    return {launcher}._launch({given}, {slow_kwargs}, __key, __g)"] + direct
+        body += [f"__e[0].launch(__g, {tup(runtime)}, {stream_arg})", "return __e[1]"]
         # errors reach the user with this one frame of tlxc (the slow path's are cleaned here again)
         src = [f"def __launch{suffix}({', '.join(head)}):", "    try:"] + ["        " + ln for ln in body]
         src += ["    except __TlxcError as __e:", "        raise __clean(__e) from None", ""]

@@ -79,6 +79,10 @@ class Emitter:
     _unpacked: dict[int, TileRegs] = field(default_factory=dict)  # packed values unpacked by this op
     _divergent: dict[int, bool] = field(default_factory=dict)  # scalar values that differ between threads
     divergent_depth: int = 0  # > 0 while lowering code that only some threads of the CTA run
+    # i32 registers known to equal ``base + constant`` without signed overflow (the lanes of an
+    # ``arange``): name -> (base, constant). Address arithmetic scales the base once and adds
+    # the constant in bytes, which ptxas folds into the access's immediate offset.
+    offset_of: dict[str, tuple[Reg, int]] = field(default_factory=dict)
 
     # -- values ------------------------------------------------------------------------------
     def get(self, v: Value, packed_ok: bool = False) -> TileRegs:
@@ -148,17 +152,16 @@ class Emitter:
         key = (layout, dim)
         if key in self._coords:
             return self._coords[key]
-        terms = thread_terms(layout, dim)
-        if not terms:
-            self._coords[key] = 0
-            return 0
-        acc = self.fn.reg("b32")
-        self.prologue.append(f"\tmov.u32 {acc}, 0;")
-        for src, bit, c in terms:
-            t = self.fn.reg("b32")
-            self.prologue.append(f"\tbfe.u32 {t}, {self.special(src)}, {bit}, 1;")
-            self.prologue.append(f"\tmul.lo.u32 {t}, {t}, {c};")
-            self.prologue.append(f"\txor.b32 {acc}, {acc}, {t};")
+        # lane bit b is bit b of %tid.x, warp bit b is bit b + log2(32): as a function of
+        # %tid.x, runs of bits that land on consecutive bits (the usual blocked layout)
+        # take one bit-field extract and one shift (thread_xor)
+        lane_bits = (layout.in_dim_size("lane") - 1).bit_length() if layout.has_in_dim("lane") else 0
+        by_tid_bit: list[int] = []
+        for src, bit, c in thread_terms(layout, dim):
+            b = bit if src == "lane" else lane_bits + bit
+            by_tid_bit += [0] * (b + 1 - len(by_tid_bit))
+            by_tid_bit[b] ^= c
+        acc = self.thread_xor(by_tid_bit)
         self._coords[key] = acc
         return acc
 

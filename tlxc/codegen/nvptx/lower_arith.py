@@ -19,6 +19,7 @@ from ...errors import CompilationError
 from ...ir import ops
 from ...ir.core import Operation
 from ...ir.types import DType, Kind, PointerType, float32
+from .. import access
 from . import lower_math
 from .emitter import Emitter, lowers
 from .ptx import Reg, int_suffix, reg_class
@@ -150,8 +151,13 @@ def binary(e: Emitter, op: Operation) -> None:
 
     if name == "rem" and e.axis is not None and op in e.axis.assumed_non_negative:
         trap_if_negative(e, e.get(op.operands[0]).regs, cls)
+    sums: dict[tuple[str, str], Reg] = {}  # x + base, once per pair (see offset_sum)
 
     def int_body(a: list[Reg]) -> Reg:
+        if name == "add" and cls == "b32":
+            d = offset_sum(e, a[0], a[1], sums)
+            if d is not None:
+                return d
         d = e.fn.reg(cls)
         s = int_suffix(t)
         if name in _BIT_OPS:
@@ -168,6 +174,30 @@ def binary(e: Emitter, op: Operation) -> None:
         return normalize8(e, t, d)
 
     return elementwise(e, op, int_body)
+
+
+def offset_sum(e: Emitter, a: Reg, b: Reg, sums: dict[tuple[str, str], Reg]) -> Reg | None:
+    """``a + b`` (i32) where one side is known as ``base + c`` (``Emitter.offset_of``): computed
+    as ``(other + base) + c`` so that the result is known the same way, the sum with the
+    base shared by every register of the tile. None where neither side is known.
+
+    This assumes that offsets do not wrap around i32, as Triton does: ``other + base`` is
+    the sum less ``c >= 0``, so it wraps only if the sum does or lies within ``c`` of
+    ``-2**31`` -- offsets that address nothing a kernel can access."""
+    known, other = e.offset_of.get(a.name), b
+    if known is None:
+        known, other = e.offset_of.get(b.name), a
+    if known is None or other.name in e.offset_of or known[1] < 0:
+        return None
+    base, c = known
+    s = sums.get((other.name, base.name))
+    if s is None:
+        s = sums[other.name, base.name] = e.fn.reg("b32")
+        e.fn.emit(f"add.s32 {s}, {other}, {base}")
+    d = e.fn.reg("b32")
+    e.fn.emit(f"add.s32 {d}, {s}, {c}")
+    e.offset_of[d.name] = (s, c)
+    return d
 
 
 def float_binary(e: Emitter, op: Operation, t: DType, name: str, a: Reg, b: Reg,
@@ -410,10 +440,25 @@ def addptr(e: Emitter, op: Operation) -> None:
     size = elem.itemsize if isinstance(elem, DType) else 8
     off_t = op.operands[1].type.scalar
     scaled: dict[str, Reg] = {}  # a splat offset is scaled once
+    based: dict[tuple[str, str], Reg] = {}  # pointer + scaled base, for offsets base + constant
+    # base + immediate only for vector accesses: with one load per element, ptxas hoists
+    # every load once their addresses are that cheap, and spills the loaded values
+    vectors = access.pointer_vector_width(e.axis, op.result, size, e.target.max_vector_bytes) > 1
 
     def body(a: list[Reg]) -> Reg:
         p, off = a
         d = e.fn.reg("b64")
+        known = e.offset_of.get(off.name) if vectors else None
+        if known is not None:  # p + base * size, then + constant bytes (an immediate to ptxas)
+            base, c = known
+            if base.name not in scaled:
+                scaled[base.name] = _byte_offset(e, base, off_t, size)
+            pb = based.get((p.name, base.name))
+            if pb is None:
+                pb = based[p.name, base.name] = e.fn.reg("b64")
+                e.fn.emit(f"add.s64 {pb}, {p}, {scaled[base.name]}")
+            e.fn.emit(f"add.s64 {d}, {pb}, {c * size}")
+            return d
         if off.name not in scaled:
             scaled[off.name] = _byte_offset(e, off, off_t, size)
         e.fn.emit(f"add.s64 {d}, {p}, {scaled[off.name]}")
@@ -453,6 +498,21 @@ def ptr_int(e: Emitter, op: Operation) -> None:
 def convert(e: Emitter, op: Operation) -> None:
     src, dst = op.operands[0].type.scalar, op.result.type.scalar
     rounding = "rz" if op.attrs["rounding"] == "rtz" else "rn"
+    xs = e.get(op.operands[0]).regs
+    if src == float32 and dst.name in ("f16", "bf16") and len(xs) % 2 == 0:
+        # two at a time (cvt.rn.f16x2.f32: one instruction for a pair, as the store wants them)
+        pairs: dict[tuple[str, str], tuple[Reg, Reg]] = {}
+        out: list[Reg] = []
+        for i in range(0, len(xs), 2):
+            key = (xs[i].name, xs[i + 1].name)
+            if key not in pairs:
+                w, lo, hi = e.fn.reg("b32"), e.fn.reg(reg_class(dst)), e.fn.reg(reg_class(dst))
+                e.fn.emit(f"cvt.{rounding}.{dst.name}x2.f32 {w}, {xs[i + 1]}, {xs[i]}")
+                e.fn.emit(f"mov.b32 {{{lo}, {hi}}}, {w}")
+                pairs[key] = (lo, hi)
+            out += pairs[key]
+        e.set(op.result, out)
+        return
     elementwise(e, op, lambda a: convert_reg(e, op, src, dst, a[0], rounding))
 
 

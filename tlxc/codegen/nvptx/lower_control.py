@@ -79,7 +79,8 @@ def for_loop(e: Emitter, op: Operation) -> None:
     head, exit_ = e.fn.label("for_head"), e.fn.label("for_exit")
     sfx = ("s" if iv_t.kind == Kind.INT else "u") + str(max(16, iv_t.bits))
     step_op = op.operands[2].owner
-    positive = step_op is not None and getattr(step_op, "NAME", "") == "constant" and step_op.attrs["value"] > 0
+    step_name = getattr(step_op, "NAME", "")
+    positive = (step_name == "constant" and step_op.attrs["value"] > 0) or step_name == "num_programs"
     e.fn.place(head)
     done = e.fn.reg("pred")
     if positive:

@@ -92,6 +92,8 @@ def load(e: Emitter, op: Operation) -> None:
                     e.fn.emit(f"selp.u16 {r}, 1, 0, {src}")
                 else:
                     e.fn.emit(f"mov.{'b' + cls[1:] if not cls.startswith('f') else cls} {r}, {src}")
+        elif mask is not None:
+            _zero(e, regs)
         pred = mask[start] if mask is not None else None
         addr = ptrs[start]
         mt = _mem_type(elem)
@@ -123,6 +125,8 @@ def _load_halves(e: Emitter, op: Operation, addr: Reg, pred: Reg | None, other: 
                 packed[pair] = e.fn.reg("b32")
                 e.fn.emit(f"mov.b32 {packed[pair]}, {{{other[i]}, {other[i + 1]}}}")
             e.fn.emit(f"mov.b32 {w}, {packed[pair]}")
+    elif pred is not None:
+        _zero(e, words)
     vec = f".v{v // 2}" if v > 2 else ""
     e.fn.emit(f"ld.global{cache}{vec}.b32 {{{', '.join(map(str, words))}}}, [{addr}]"
               if vec else f"ld.global{cache}.b32 {words[0]}, [{addr}]", pred)
@@ -130,6 +134,15 @@ def _load_halves(e: Emitter, op: Operation, addr: Reg, pred: Reg | None, other: 
     for w, i in zip(words, range(0, v, 2)):
         e.fn.emit(f"mov.b32 {{{regs[i]}, {regs[i + 1]}}}, {w}")
     return regs
+
+
+def _zero(e: Emitter, regs: list[Reg]) -> None:
+    """Masked-off elements of a load without ``other`` are 0, as in Triton. Without a value
+    before the predicated load, the registers' earlier contents would stay live into it
+    (a predicated write does not end a live range), around loops too: ptxas then keeps
+    every loaded register alive for the whole kernel."""
+    for r in regs:
+        e.fn.emit(f"mov.b{r.cls[1:] if r.cls != 'pred' else 16} {r}, 0")
 
 
 @lowers(ops.StoreOp)

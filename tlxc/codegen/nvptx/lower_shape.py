@@ -44,7 +44,9 @@ def arange(e: Emitter, op: Operation) -> None:
         if isinstance(t, int):
             e.fn.emit(f"mov.u32 {d}, {(c ^ t) + start}")
         elif not c & thread_bits:
+            # t + c + start lies in [start, end): no overflow, so it is base t plus a constant
             e.fn.emit(f"add.s32 {d}, {t}, {c + start}")
+            e.offset_of[d.name] = (t, c + start)
         else:
             e.fn.emit(f"xor.b32 {d}, {t}, {c}")
             if start:
