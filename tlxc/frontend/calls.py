@@ -10,10 +10,10 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SemanticError
-from ..ir.types import DType, PointerType
+from ..ir.types import DType, PointerType, TensorDescType
 from ..language import core as tl
 from .semantics import RULES, arith
-from .values import Tensor, describe, is_constexpr, unwrap
+from .values import Handle, Tensor, describe, is_constexpr, unwrap
 
 if TYPE_CHECKING:  # pragma: no cover
     from .visitor import CodeGenerator as _Base
@@ -123,12 +123,11 @@ class CallMixin(_Base):
             raise self.error(node, "TLXC-CALL-002", f"{fn.__name__}(): {e}") from None
         bound.apply_defaults()
         scope: dict[str, Any] = {}
+        # As in Triton, what an inlined function's parameter is comes from the argument, not its
+        # annotation: a runtime value passed for a `tl.constexpr` parameter stays a runtime value
+        # (tutorial 06 passes tiles so), and uses that need a constant report it where they are.
         for name, value in bound.arguments.items():
-            value = unwrap(value)
-            if name in fn.constexpr_params and not is_constexpr(value):
-                raise self.error(node, "TLXC-CONSTEXPR-001", f"parameter '{name}' of {fn.__name__} is a "
-                                 f"tl.constexpr but got a runtime {describe(value)}")
-            scope[name] = value
+            scope[name] = unwrap(value)
         callee = CodeGenerator(fn.source, self.builder, scope, self.inline_depth + 1, self.used_globals)
         callee.visit_block(fn.source.tree.body)
         return callee.ret
@@ -180,6 +179,44 @@ def _py_len(gen: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -
     return _constant_call("len")(gen, node, args, kwargs)
 
 
+def _kernel_class(cls: Any) -> Any:
+    """The classes ``isinstance`` accepts in kernels: Python types, ``tl``'s kernel types
+    and ``tl.pointer_type`` (a function in tlxc, a class in Triton); None for anything else."""
+    if cls is tl.pointer_type:
+        return PointerType
+    return cls if isinstance(cls, type) else None
+
+
+def _is_instance(v: Any, cls: type) -> bool:
+    if cls is tl.constexpr:
+        return is_constexpr(v)
+    if cls is object:
+        return True
+    if isinstance(v, Tensor):
+        return cls is tl.tensor
+    if isinstance(v, Handle):
+        return issubclass(cls, tl.tensor_descriptor_base) and isinstance(v.type, TensorDescType)
+    return isinstance(v, cls)
+
+
+def _py_isinstance(gen: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``isinstance(x, cls)`` folds to a constant: what ``x`` is is known at compile time,
+    whether it is a runtime value (``tl.tensor``, ``tl.tensor_descriptor``) or a constant."""
+    if kwargs or len(args) != 2:
+        raise gen.error(node, "TLXC-CALL-002", "isinstance() takes exactly two arguments")
+    value, classinfo = args
+    classes = classinfo if isinstance(classinfo, tuple) else (classinfo,)
+    resolved = []
+    for c in classes:
+        k = _kernel_class(c)
+        if k is None:
+            raise gen.error(node.args[1], "TLXC-TYPE-001",
+                            f"isinstance() needs a type or a tuple of types as its second argument, got "
+                            f"{describe(c)}", "for example isinstance(x, tl.tensor_descriptor)")
+        resolved.append(k)
+    return any(_is_instance(value, k) for k in resolved)
+
+
 def _py_print(gen: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
     raise gen.error(node, "TLXC-CALL-001", "print() is not supported in kernels; use tl.static_print for "
                     "compile-time values")
@@ -190,7 +227,8 @@ _PY_RULES: dict[str, Any] = {
     "max": lambda g, n, a, k: _py_min_max(g, n, a, k, "max"),
     "len": _py_len,
     "print": _py_print,
+    "isinstance": _py_isinstance,
 }
-for _name in ("float", "int", "bool", "isinstance", "abs", "tuple", "list", "enumerate", "zip", "getattr",
+for _name in ("float", "int", "bool", "abs", "tuple", "list", "enumerate", "zip", "getattr",
               "hasattr", "str", "type", "round", "reversed", "range"):
     _PY_RULES[_name] = _constant_call(_name)

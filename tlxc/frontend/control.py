@@ -32,7 +32,13 @@ if TYPE_CHECKING:  # pragma: no cover
 else:
     _Base = object
 
+# tl.range's scheduling requests: positive integers, recorded on the loop op.
 _RANGE_OPTIONS = ("num_stages", "loop_unroll_factor")
+# Requests that are a yes/no. ``warp_specialize`` asks Triton to split the loop into
+# producer and consumer warps by itself; tlxc records the request on the loop but does not
+# split loops automatically yet (explicit ``tlx.async_tasks`` do that), so the loop runs
+# unspecialized and computes the same numbers.
+_RANGE_FLAGS = ("warp_specialize",)
 
 
 class ControlFlowMixin(_Base):
@@ -249,10 +255,17 @@ class ControlFlowMixin(_Base):
                      is_tl_range: bool) -> None:
         attrs: dict[str, Any] = {}
         for k, v in kwargs.items():
-            if not is_tl_range or k not in _RANGE_OPTIONS:
-                allowed = ", ".join(_RANGE_OPTIONS) if is_tl_range else "none"
+            if not is_tl_range or k not in _RANGE_OPTIONS + _RANGE_FLAGS:
+                allowed = ", ".join(_RANGE_OPTIONS + _RANGE_FLAGS) if is_tl_range else "none"
                 raise self.error(it, "TLXC-CALL-002", f"{'tl.range' if is_tl_range else 'range'} does not take "
                                  f"'{k}' (supported options: {allowed})")
+            if k in _RANGE_FLAGS:
+                if v is not None and not isinstance(v, bool):
+                    raise self.error(it, "TLXC-CONSTEXPR-001", f"{k} must be a compile-time bool, got "
+                                     f"{describe(v)}")
+                if v is not None:
+                    attrs[k] = v
+                continue
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
                 raise self.error(it, "TLXC-CONSTEXPR-001", f"{k} must be a positive compile-time integer, "
                                  f"got {describe(v)}")

@@ -14,4 +14,7 @@ from .core import (  # noqa: F401,A004
     pointer_type,
     range,
     sum,
+    tensor,
+    tensor_descriptor,
+    tensor_descriptor_base,
 )

@@ -71,6 +71,29 @@ class constexpr:
         return hash(self.value)
 
 
+class _KernelType:
+    """A type that only kernel values have. Kernels test for it at compile time
+    (``isinstance(x, tl.tensor_descriptor)`` folds to a constant, as in Triton); the
+    frontend decides membership from the value's IR type, since kernel values are never
+    instances of these classes. Outside a kernel they cannot be created."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError(f"tl.{type(self).__name__} values exist only inside a @tlxc.kernel function")
+
+
+class tensor(_KernelType):
+    """The type of a runtime value of a kernel: a scalar (also a pointer) or a tile."""
+
+
+class tensor_descriptor_base(_KernelType):
+    """The type of a TMA tensor descriptor, however it was made."""
+
+
+class tensor_descriptor(tensor_descriptor_base):
+    """The type of a TMA tensor descriptor: a kernel parameter that received a host
+    ``tlxc.TensorDescriptor``, or the result of ``tl.make_tensor_descriptor``."""
+
+
 class Builtin:
     """A ``tl.*`` function; only meaningful inside a ``@tlxc.kernel`` function."""
 

@@ -117,13 +117,13 @@ class ForOp(Operation):
     """``for iv in range(lb, ub, step)`` with loop-carried values, iterating exactly like
     Python's ``range`` (a negative step counts down; a zero step is never built).
 
-    ``num_stages`` and ``loop_unroll_factor`` are the user's ``tl.range`` requests
-    (None when not given).
+    ``num_stages``, ``loop_unroll_factor`` and ``warp_specialize`` are the user's
+    ``tl.range`` requests (None when not given).
     """
 
     NAME = "for"
     OPERANDS = ("lb", "ub", "step", "*inits")
-    ATTRS = {"num_stages": None, "loop_unroll_factor": None}
+    ATTRS = {"num_stages": None, "loop_unroll_factor": None, "warp_specialize": None}
     NUM_RESULTS = None
     NUM_REGIONS = 1
     PURE = False
