@@ -57,9 +57,10 @@ operation refuses a shape the chip lacks (``TLXC-TLX-007``), and gfx1250 (RDNA, 
 no MFMA) refuses it altogether (``TLXC-TLX-006``).
 
 **Resources.** The default ``128 x 256 x 32`` tile on 4 waves holds ``128*256 / 256`` =
-128 fp32 accumulator registers per lane; LLVM keeps them in AGPRs (256 of them on both
-chips, with about 170 VGPRs: 424 of the 512 unified registers), with no scratch and no
-spills. The fp32 epilogue goes through LDS (64 KiB, half a tile at a time).
+128 fp32 accumulator registers per lane. The chains are transient, so LLVM keeps them in
+VGPRs and carries them around the K loop in place, without a register copy (216 VGPRs in
+all on both chips, no AGPRs), with no scratch and no spills. The fp32 epilogue goes
+through LDS (64 KiB, half a tile at a time).
 
 **Edges.** Rows of ``A`` and columns of ``B`` past ``M`` / ``N`` are wrapped with ``% M``
 / ``% N`` and the ``K`` tail is loaded as zeros, as in ``examples/matmul.py``.

@@ -8,7 +8,7 @@ generation for the target, from the code-generator issues on). Settings arrive i
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .errors import CompilationError, TlxcError, clean
@@ -44,6 +44,10 @@ class CompileOptions:
     debug: bool = False
     verify_each_pass: bool = False
     maxnreg: int | None = None  # registers per thread at most (PTX .maxnreg); None: ptxas decides
+    # AMD: waves each SIMD should hold at least (LLVM's "amdgpu-waves-per-eu", which sizes the
+    # register budget for that occupancy); 0: LLVM decides. NVIDIA targets ignore it, as Triton's
+    # CUDA back end ignores the AMD-only options (the variant is then compiled with 0).
+    waves_per_eu: int = 0
 
     def check(self, loc: Location | None) -> None:
         if self.arch not in TARGETS:
@@ -55,6 +59,26 @@ class CompileOptions:
         if self.maxnreg is not None and (not isinstance(self.maxnreg, int) or not 16 <= self.maxnreg <= 255):
             raise CompilationError("TLXC-LAUNCH-003", f"maxnreg must be a number of registers from 16 to 255, got "
                                    f"{self.maxnreg!r}", loc)
+        w = self.waves_per_eu
+        if not isinstance(w, int) or isinstance(w, bool) or w < 0:
+            raise CompilationError("TLXC-LAUNCH-003", f"waves_per_eu must be an int >= 0 (0: the compiler's "
+                                   f"default), got {w!r}", loc)
+        if w and _family(self.arch) == "AMDGPU":
+            from .codegen.amdgpu.isa import TARGETS as AMD_TARGETS
+
+            most = AMD_TARGETS[self.arch].max_waves_per_eu
+            if w > most:
+                raise CompilationError("TLXC-LAUNCH-003", f"waves_per_eu={w}: a SIMD of {self.arch} holds at most "
+                                       f"{most} waves", loc, f"use waves_per_eu from 1 to {most}, or 0 to let the "
+                                       "compiler choose")
+
+    def for_target(self) -> "CompileOptions":
+        """The options that decide the code for this target: the AMD-only ``waves_per_eu``
+        is dropped (0) for an NVIDIA target, so that it neither changes nor splits the
+        NVIDIA variants."""
+        if self.waves_per_eu and _family(self.arch) == "NVIDIA":
+            return replace(self, waves_per_eu=0)
+        return self
 
 
 class Artifacts(dict):
@@ -98,7 +122,12 @@ class CompiledKernel:
     recompile_reason: str = ""
     # launch facts from code generation: kernel name, num_warps, shared bytes, registers...
     metadata: dict[str, Any] = field(default_factory=dict)
-    _amd_object: bytes = b""  # the AMDGPU relocatable object, until ld.lld links it (asm["hsaco"])
+    _amd: Any = None  # the AMDGPU compile (toolchain.AmdObject): its object, until ld.lld links it
+
+    @property
+    def _amd_object(self) -> bytes:
+        """The AMDGPU relocatable object (emitted on first use), for ld.lld (asm["hsaco"])."""
+        return self._amd.obj if self._amd is not None else b""
 
     def __post_init__(self) -> None:
         self.asm.producer = self._produce
@@ -182,14 +211,15 @@ def _amd(ck: CompiledKernel, timings: dict[str, float]) -> None:
     from .codegen.amdgpu.toolchain import compile_llvm_ir
     from .ir.clone import clone
 
-    kernel = amdgpu.generate(clone(ck.module), ck.options.arch, timings)
+    kernel = amdgpu.generate(clone(ck.module), ck.options.arch, timings, waves_per_eu=ck.options.waves_per_eu)
     obj = compile_llvm_ir(kernel.llvm_ir, ck.options.arch)
     timings["llvm"] = obj.seconds
     ck.asm["llir"] = kernel.llvm_ir
     ck.asm["amdgcn"] = obj.asm
-    ck._amd_object = obj.obj
+    ck._amd = obj
     res = obj.kernel(kernel.name)
     ck.metadata.update(name=kernel.name, num_warps=kernel.num_warps, wave_size=kernel.wave_size,
                        shared=kernel.lds_bytes, params=kernel.params, arch=ck.options.arch, vgprs=res.vgprs,
                        agprs=res.agprs, sgprs=res.sgprs, lds=res.lds_bytes, scratch=res.scratch_bytes,
-                       vgpr_spills=res.vgpr_spills, sgpr_spills=res.sgpr_spills)
+                       vgpr_spills=res.vgpr_spills, sgpr_spills=res.sgpr_spills,
+                       waves_per_eu=ck.options.waves_per_eu, sched_strategy=res.sched_strategy)

@@ -182,13 +182,13 @@ def test_scheduled_mfma_gemm_isa_golden(arch: str) -> None:
     # GFX942: global_load_dwordx4
     # GFX942: ds_write_b128
     # GFX942: s_barrier
-    # GFX942: v_mfma_f32_32x32x8_bf16 a[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], 0
+    # GFX942: v_mfma_f32_32x32x8_bf16 v[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], 0
     # GFX942: v_mfma_f32_32x32x8_bf16
     # GFX942: global_store_dwordx4
     # GFX950: global_load_dwordx4
     # GFX950: ds_write_b128
     # GFX950: s_barrier
-    # GFX950: v_mfma_f32_32x32x16_bf16 a[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], 0
+    # GFX950: v_mfma_f32_32x32x16_bf16 v[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], 0
     # GFX950: v_mfma_f32_32x32x16_bf16
     # GFX950: global_store_dwordx4
     # CHECK: .private_segment_fixed_size: 0

@@ -232,8 +232,10 @@ class KernelFunction:
         loc = caller_location()
         try:
             options = CompileOptions(arch, num_warps, num_ctas, num_stages, debug,
-                                     maxnreg=launch_options.get("maxnreg"))
+                                     maxnreg=launch_options.get("maxnreg"),
+                                     waves_per_eu=launch_options.get("waves_per_eu", 0))
             options.check(loc)
+            options = options.for_target()
             for k in launch_options:
                 if k not in LAUNCH_OPTIONS:
                     raise CompilationError("TLXC-CALL-002", f"unknown compile option '{k}'", loc)

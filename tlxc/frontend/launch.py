@@ -33,8 +33,8 @@ The key, and why equal keys mean the same variant. Per runtime argument three sl
   ``spec_of`` itself, None.
 
 Then the constexpr values as given, the options ``num_warps``, ``num_stages``,
-``num_ctas`` and ``maxnreg`` as given, and False. After the first launch the generated code first tries
-one branch-free expression that assumes each argument is of the kind it was then
+``num_ctas``, ``maxnreg`` and ``waves_per_eu`` as given, and False. After the first launch the
+generated code first tries one branch-free expression that assumes each argument is of the kind it was then
 (a third faster; its int slots hold whether the value fits in i32, else its type),
 tagged True, and falls back to the code above where the assumption fails
 (``make_fast_launch``). Keys compare like the variant cache's keys (``128 == 128.0``), so
@@ -64,9 +64,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "ctas_per_cga", "maxnreg", "stream", "debug",
                   "enable_fp_fusion", "launch_cooperative_grid", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
-# the options a launch uses (the others are accepted and ignored, as before); the first four
-# choose the variant, ``stream`` only where it runs
-_KEY_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+# the options a launch uses (the others are accepted and ignored, as before); these choose
+# the variant, ``stream`` only where it runs (``waves_per_eu`` is AMD's: an NVIDIA variant
+# is compiled without it, ``CompileOptions.for_target``)
+_KEY_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu")
 _MISSING = object()  # an argument not given (never a value a caller can pass)
 _UNSET = object()
 
@@ -174,8 +175,10 @@ class Launcher:
             arch = "sm_90a" if self.interpret else _gpu_arch(loc)
             options = CompileOptions(arch=arch, num_warps=int(launch.get("num_warps", 4)),
                                      num_stages=int(launch.get("num_stages", 3)),
-                                     num_ctas=int(launch.get("num_ctas", 1)), maxnreg=launch.get("maxnreg"))
+                                     num_ctas=int(launch.get("num_ctas", 1)), maxnreg=launch.get("maxnreg"),
+                                     waves_per_eu=launch.get("waves_per_eu", 0))
             options.check(loc)
+            options = options.for_target()
             ck = kernel.get_compiled(specs, consts, options)
             runtime = [values[p] for p in kernel.runtime_params]
             if dims[0] * dims[1] * dims[2] == 0:

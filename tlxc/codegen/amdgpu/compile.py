@@ -87,7 +87,9 @@ def check_target_ops(func, target: AmdTarget) -> None:
                                    op.loc, "allocate the buffer in shared memory (storage=smem: LDS on AMD)")
 
 
-def generate(module, arch: str, timings: dict[str, float] | None = None) -> AmdKernel:
+def generate(module, arch: str, timings: dict[str, float] | None = None, waves_per_eu: int = 0) -> AmdKernel:
+    """LLVM IR of ``module``'s kernel for ``arch``; ``waves_per_eu`` (0: LLVM's choice) is
+    the occupancy the register budget is sized for (``_with_kernel_attributes``)."""
     target = TARGETS[arch]
     t0 = time.perf_counter()
     options = PassOptions(target=layout_target(target), dot_layout=lower_dot.dot_layout_hook(target),
@@ -147,16 +149,24 @@ def generate(module, arch: str, timings: dict[str, float] | None = None) -> AmdK
     total = plan.check_limit(target.lds_bytes, e.scratch_bytes, arch, func.loc)
     lds.value_type = ir.ArrayType(I8, max(total, 1))
     lds.initializer = ir.Constant(lds.value_type, ir.Undefined)  # LDS has no initial contents (LLVM refuses any other)
-    text = _with_kernel_attributes(str(llmod), name, threads)
+    text = _with_kernel_attributes(str(llmod), name, threads, waves_per_eu)
     if timings is not None:
         timings["llir"] = time.perf_counter() - t0
     return AmdKernel(name, text, num_warps, target.wave_size, total, tuple(kind for kind, _ in params))
 
 
-def _with_kernel_attributes(text: str, name: str, threads: int) -> str:
+def _with_kernel_attributes(text: str, name: str, threads: int, waves_per_eu: int = 0) -> str:
     """Attach the kernel attributes that llvmlite.ir cannot spell (string attributes):
-    the work-group size the kernel is compiled for (LLVM sizes its register budget by it)
-    and that every work-group is whole."""
+    the work-group size the kernel is compiled for (LLVM sizes its register budget by it),
+    that every work-group is whole, and with ``waves_per_eu`` the occupancy to size the
+    register budget for.
+
+    ``"amdgpu-waves-per-eu"="N"`` is what Triton's AMD back end emits for its
+    ``waves_per_eu`` option (``make_llir``): at least N waves per SIMD, the maximum left to
+    the hardware. LLVM then caps the registers so that N waves fit (512 / N unified
+    registers on gfx942 / gfx950) and spills past the cap; it lowers N where LDS allows
+    fewer work-groups per CU (a kernel with 64 KiB of LDS on gfx950 gets 2 at most
+    whatever is asked). 0 leaves the attribute out, as LLVM's default."""
     head = f'define amdgpu_kernel void @"{name}"('
     i = text.index(head)
     j = text.index("\n", i)
@@ -164,7 +174,8 @@ def _with_kernel_attributes(text: str, name: str, threads: int) -> str:
     text = text[:i] + line.rstrip() .removesuffix("{").rstrip() + " #0\n{" + text[j:] \
         if line.rstrip().endswith("{") else text[:i] + line + " #0" + text[j:]
     attrs = (f'attributes #0 = {{ "amdgpu-flat-work-group-size"="1,{threads}" '
-             f'"uniform-work-group-size"="true" nounwind }}')
+             f'"uniform-work-group-size"="true"'
+             + (f' "amdgpu-waves-per-eu"="{waves_per_eu}"' if waves_per_eu else "") + " nounwind }")
     return text.rstrip("\n") + "\n\n" + attrs + "\n"
 
 

@@ -71,6 +71,11 @@ class AmdTarget:
     # DPP ``row_xmask`` (lane ^ n within a row of 16): GFX10+ only; LLVM refuses it on GFX9
     # ("row_share and row_xmask are not supported before GFX10"), see ``cross_lane``.
     dpp_row_xmask: bool = False
+    # waves a SIMD holds at most: the range of the "amdgpu-waves-per-eu" kernel attribute
+    # (LLVM's AMDGPUBaseInfo getMaxWavesPerEU: 8 on the gfx90a family, gfx942 and gfx950
+    # included; 16 on GFX10.3 and later). LLVM 22 ignores a larger request without a word
+    # (checked: "9" on gfx950 leaves the register budget as it is, "8" caps it at 64).
+    max_waves_per_eu: int = 8
 
     @property
     def fp8_dtypes(self) -> tuple[str, str]:
@@ -93,5 +98,5 @@ TARGETS: dict[str, AmdTarget] = {
     # variants), 1024 VGPRs, no AGPRs; GFX10+ DPP (row_xmask).
     "gfx1250": AmdTarget("gfx1250", "GFX12.5", 32, 320 * 1024, 512 * 4, 1024, 256, 0, 106,
                          has_mfma=False, has_wmma=True, has_scaled_mma=True, fp8="ocp", lds_banks=64,
-                         dpp_row_xmask=True),
+                         dpp_row_xmask=True, max_waves_per_eu=16),
 }

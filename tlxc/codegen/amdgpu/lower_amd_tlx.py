@@ -23,7 +23,10 @@ Inline ``asm`` has an empty text (see ``tied_asm``: only its constraints matter)
 * ``amd_scheduled_mfma``: for each native fragment, the accumulator registers gathered
   into the instruction's result vector (zeros with ``initialize``), then one MFMA per
   (K step, N fragment, M fragment) in that order (K-major, N-major, M-minor), each
-  chain threading its own vector. Both roles call the MFMA intrinsic (so LLVM models its
+  chain threading its own vector, with an ``llvm.amdgcn.sched.barrier`` between two MFMAs
+  that lets every other instruction class cross (``MFMA_ORDER_MASK``), so that the
+  machine scheduler keeps that issue order (without it, LLVM reorders the independent
+  chains of a VGPR-form op). Both roles call the MFMA intrinsic (so LLVM models its
   latency and hazards); the persistent role passes every result through a tied
   ``asm`` with the accumulator's class (``auto``: AGPR, so gfx950 keeps the chain in
   ``a`` registers) and pins ``resident_operand`` to AGPRs. The instruction is the
@@ -35,9 +38,28 @@ Inline ``asm`` has an empty text (see ``tied_asm``: only its constraints matter)
 * ``amd_mfma_commit``: ``s_nop``s (``llvm.amdgcn.s.nop``) long enough for the longest
   MFMA's results (18 wait states: the 16-pass 32x32 instructions before a VALU read),
   then one side-effecting ``asm`` with every committed value tied through it, in groups
-  of four 32-bit registers: AGPRs (results-only)
-  (results-only) or, with ``preserve``, the results in VGPRs and the preserved operand
-  in AGPRs -- the placement the seed states.
+  of four 32-bit registers. A results-only boundary keeps each result in the class its
+  chain was given (``committed_class``): AGPRs for a persistent ``auto`` / ``agpr`` chain
+  or a value the user made AGPR-resident, VGPRs otherwise (a transient chain); with
+  ``preserve``, the results in VGPRs and the preserved operand in AGPRs, as the seed
+  states. The seed's own lowering puts every results-only boundary in AGPRs; it calls the
+  placement an implementation detail, and tlxc departs from it for transient chains
+  because of what one ``"a"`` constraint does to the whole kernel (below).
+
+Why a transient chain must not meet an ``"a"`` constraint: LLVM (22) selects every MFMA of
+a function in its AGPR form (accumulator and result in AGPRs) as soon as the function may
+use AGPRs, which its attributor infers from any ``"a"`` operand of an inline ``asm``
+(``"amdgpu-agpr-alloc"``). Values that cross a basic block -- a loop-carried accumulator --
+travel in 32-bit VGPR-class virtual registers whatever the form, and an AGPR-form chain
+carried around a loop then costs a copy per accumulator register per iteration
+(``v_accvgpr_mov``: 256 per iteration of ``examples/amd_scheduled_mfma_gemm.py`` when its
+commit was in AGPRs, against none now). Without ``"a"`` constraints LLVM selects the VGPR
+form and, where VGPRs run out, moves whole chains to AGPRs itself (``AMDGPURewriteAGPRCopyMFMA``),
+without copies in the loop. Kernels that do pin values to AGPRs (``amd_register_resident``,
+persistent chains, ``preserve``) still get the AGPR form, and a chain carried around a loop
+there still costs AGPR-to-AGPR copies (128 per iteration for 64 accumulator registers in
+two bands; ``tests/codegen/test_amd_sched_copies.py``): lifting that needs LLVM to give
+loop-carried MFMA results an AGPR class across blocks.
 """
 
 from __future__ import annotations
@@ -64,6 +86,10 @@ from .mma_table import MmaInstr, choose_mma, entries
 
 AMD = "TLXC-TLX-007"
 SCHEDULED_K_WIDTHS = (4, 8)
+# ``llvm.amdgcn.sched.barrier`` mask between two MFMAs of one scheduled op: every class may
+# cross (VALU 0x2, SALU 0x4, VMEM 0x10-0x40, DS 0x80-0x200, TRANS 0x400) except MFMA/WMMA
+# (0x8) and the "all ALU" class (0x1, which includes them)
+MFMA_ORDER_MASK = 0x7F6
 # s_nop N waits N + 1 states: 8 + 8 + 2 = 18, what a VALU read of a 16-pass MFMA's result needs
 COMMIT_NOPS = (7, 7, 1)
 _DTYPES = {"f16": "fp16", "bf16": "bf16"}
@@ -380,9 +406,13 @@ def amd_scheduled_mfma(e: Emitter, op: Operation) -> None:
             pieces[(name, regs)] = x
         return pieces[(name, regs)]
 
+    first = True
     for s in range(plan.k_steps):
         for key in _issue_order(tiles):
             bt, i, j = key
+            if not first:  # the MFMAs stay in this order; everything else may move past them
+                e.call("llvm.amdgcn.sched.barrier", VOID, [ir.Constant(I32, MFMA_ORDER_MASK)])
+            first = False
             ra = tuple(a_tiles[(bt, i)][s * kb:(s + 1) * kb])
             rb = tuple(b_tiles[(bt, j)][s * kb:(s + 1) * kb])
             xa, xb = operand("a", a_vals, ra, a_ty), operand("b", b_vals, rb, b_ty)
@@ -403,16 +433,51 @@ def amd_scheduled_mfma(e: Emitter, op: Operation) -> None:
     e.set(op.result, [at[c] for c in coords])
 
 
+def committed_class(v: Value, depth: int = 0) -> str:
+    """The register class (``"a"`` / ``"v"``) a results-only ``amd_mfma_commit`` keeps ``v``
+    in: ``"a"`` where the chain that made it was pinned to AGPRs (a persistent chain whose
+    class is ``auto`` or ``agpr``, an explicit ``agpr`` class, ``amd_register_resident`` /
+    ``amd_register_class_anchor`` in AGPRs), followed through ops that keep the registers
+    and through loop-carried and ``if`` values; ``"v"`` otherwise (see the module doc)."""
+    if depth > 64:
+        return "v"
+    if isinstance(v, BlockArgument):
+        owner = v.block.parent_op
+        if isinstance(owner, ops.ForOp) and v.index >= 1:
+            sources = [owner.inits[v.index - 1], owner.body.terminator.operands[v.index - 1]]
+            return "a" if any(committed_class(x, depth + 1) == "a" for x in sources) else "v"
+        return "v"
+    if not isinstance(v, OpResult):
+        return "v"
+    op = v.op
+    if isinstance(op, ops.AmdScheduledMfmaOp):
+        cls = op.attrs["accumulator_register_class"]
+        if cls == "auto":
+            return "a" if op.attrs["accumulator_role"] == "persistent" else "v"
+        return "a" if cls == "agpr" else "v"
+    if isinstance(op, (ops.AmdRegisterResidentOp, ops.AmdRegisterClassAnchorOp)):
+        return _constraint(op.attrs["register_class"])
+    if isinstance(op, (ops.ExtractSliceOp, ops.RequireLayoutOp, ops.ReleaseLayoutOp)):
+        return committed_class(op.operands[0], depth + 1)
+    if isinstance(op, ops.AmdMfmaCommitOp):
+        return committed_class(op.operands[v.index], depth + 1)
+    if isinstance(op, ops.ForOp):
+        return committed_class(op.body.terminator.operands[v.index], depth + 1)
+    if isinstance(op, ops.IfOp):
+        yields = [r.block.terminator.operands[v.index] for r in op.regions]
+        return "a" if any(committed_class(x, depth + 1) == "a" for x in yields) else "v"
+    return "v"
+
+
 @lowers(ops.AmdMfmaCommitOp)
 def amd_mfma_commit(e: Emitter, op: Operation) -> None:
     preserve = op.attrs["preserve"]
     n = len(op.operands) - (1 if preserve else 0)
-    result_cls = "v" if preserve else "a"
     groups: list[tuple[ir.Value, str]] = []
     spans: list[tuple[int, int, list[ir.Value]]] = []  # (operand, groups, values)
     for i, v in enumerate(op.operands):
         vals = e.get(v).vals
-        cls = "a" if i >= n else result_cls
+        cls = "a" if i >= n else "v" if preserve else committed_class(v)
         words = _pack_words(e, vals)
         vecs = [_vector(e, words[k:k + 4]) for k in range(0, len(words), 4)]
         spans.append((len(groups), len(vecs), vals))
@@ -427,4 +492,4 @@ def amd_mfma_commit(e: Emitter, op: Operation) -> None:
         e.set(res, _unpack_words(e, words, vals))
 
 
-__all__ = ["scheduled_mfma_layouts", "scheduled_plan", "tied_asm", "pin_groups"]
+__all__ = ["committed_class", "scheduled_mfma_layouts", "scheduled_plan", "tied_asm", "pin_groups"]

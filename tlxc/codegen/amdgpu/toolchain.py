@@ -7,7 +7,7 @@ from the assembly: from the code object metadata note (``.amdgpu_metadata``, "Co
 V5 Metadata" in LLVM's AMDGPUUsage), with the kernel descriptor's ``.amdhsa_*``
 directives where the note leaves a figure out.
 
-Two things LLVM does that callers must know:
+Three things LLVM does that callers must know:
 
 - A module is compiled as code object v5 (:data:`.isa.DEFAULT_CODE_OBJECT_VERSION`) unless
   it names one itself: LLVM 22 defaults to v6, which Debian 12's ld.lld 14 refuses
@@ -19,6 +19,25 @@ Two things LLVM does that callers must know:
   an exception here. Parse and verification errors do come back as exceptions and become
   :class:`~tlxc.errors.InternalCompilerError` (tlxc wrote the IR, so a bad module is a
   compiler bug).
+- Its default machine scheduler (the occupancy-driven GCN one) hoists uniform address
+  arithmetic far ahead of the memory instructions. A kernel with many loads whose
+  constant offsets exceed the instruction's immediate field gets one 64-bit SGPR base
+  (``s_add_u32``/``s_addc_u32`` of the pointer and the constant) per distinct offset, all
+  live at once: past 102 (106) SGPRs they spill into VGPR lanes (``v_writelane`` /
+  ``v_readlane``; 42 spills in a 256x128 bf16 tile load held in a dot-operand layout). So
+  when the assembly has SGPR spills, the code is generated again with the kernel
+  attribute ``"amdgpu-sched-strategy"`` set to each of :data:`SGPR_SPILL_STRATEGIES` in
+  turn, and the first schedule without SGPR spills, without more VGPR spills or scratch
+  and with the same occupancy is kept (``KernelResources.sched_strategy`` names it;
+  ``""``: LLVM's default). Kernels without SGPR spills are compiled exactly as before.
+  Spills of values live across a loop (the row masks and row addresses of an attention
+  epilogue, 64-bit lane masks in wave64) are not a scheduling matter and stay; nor are
+  bases whose rows depend on the program id (a 256x256x128 gfx1250 ``dot_scaled``): the
+  i32 index arithmetic may wrap, so LLVM may not move the row constants out of the
+  64-bit extension into an immediate offset, and each row keeps its own SGPR base.
+
+The relocatable object is emitted when it is first asked for (``AmdObject.obj``): code
+generation runs once for a kernel whose assembly is all that is read.
 """
 
 from __future__ import annotations
@@ -29,9 +48,9 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 from ...errors import CompilationError, InternalCompilerError
 from .isa import (
@@ -66,6 +85,7 @@ class KernelResources:
     sgpr_spills: int
     max_flat_workgroup_size: int
     kernarg_bytes: int
+    sched_strategy: str = ""  # "amdgpu-sched-strategy" chosen to avoid SGPR spills ("": LLVM's default)
     directives: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     """Every ``.amdhsa_*`` directive of the kernel descriptor, name (without ``.amdhsa_``)
     to its text, for figures the metadata does not carry (``accum_offset``,
@@ -75,15 +95,25 @@ class KernelResources:
 @dataclass(frozen=True)
 class AmdObject:
     """A compiled module: its optimized LLVM IR, its assembly, its relocatable object
-    (link it with :func:`link_hsaco`) and the resources of each kernel."""
+    (``obj``, emitted on first use; link it with :func:`link_hsaco`) and the resources of
+    each kernel."""
 
     arch: str
     llvm_ir: str
     asm: str
-    obj: bytes
-    kernels: dict[str, KernelResources]
-    code_object_version: int
-    seconds: float
+    emit_object: Callable[[], bytes] = field(compare=False, repr=False)
+    kernels: dict[str, KernelResources] = field(default_factory=dict)
+    code_object_version: int = DEFAULT_CODE_OBJECT_VERSION
+    seconds: float = 0.0
+    _cache: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def obj(self) -> bytes:
+        """The relocatable object (an ELF file), generated from the same module and
+        schedule as ``asm``."""
+        if "obj" not in self._cache:
+            self._cache["obj"] = self.emit_object()
+        return self._cache["obj"]
 
     def kernel(self, name: str | None = None) -> KernelResources:
         """The resources of kernel ``name``, or of the module's only kernel."""
@@ -144,9 +174,11 @@ def _check_arch(arch: str) -> None:
 
 
 def compile_llvm_ir(llvm_ir: str, arch: str, *, opt_level: int = 3,
-                    code_object_version: int = DEFAULT_CODE_OBJECT_VERSION) -> AmdObject:
+                    code_object_version: int = DEFAULT_CODE_OBJECT_VERSION,
+                    sgpr_spill_retry: bool = True) -> AmdObject:
     """Parse, verify, optimize (LLVM's default ``O<opt_level>`` pipeline, new pass
-    manager) and compile ``llvm_ir`` for ``arch``.
+    manager) and compile ``llvm_ir`` for ``arch``; with ``sgpr_spill_retry``, a kernel that
+    spills SGPRs under LLVM's default scheduler is scheduled again (module doc).
 
     The module's triple and data layout are set to the AMDGPU ones (a module written for
     another triple is refused). A module that does not parse or verify is an
@@ -179,14 +211,72 @@ def compile_llvm_ir(llvm_ir: str, arch: str, *, opt_level: int = 3,
 
     # Code generation runs IR passes that rewrite the module it is given (kernel
     # argument and LDS lowering), so the assembly and the object each get a fresh copy.
+    asm = _emit(tm.emit_assembly, module)
+    kernels = parse_resources(asm)
+    if sgpr_spill_retry and any(k.sgpr_spills for k in kernels.values()):
+        module, asm, kernels = _without_sgpr_spills(llvm, tm, arch, optimized, module, asm, kernels)
+    version = _asm_code_object_version(asm)
+    chosen = module
+    return AmdObject(arch, optimized, asm, lambda: bytes(_emit(tm.emit_object, chosen)), kernels, version,
+                     time.perf_counter() - t0)
+
+
+def _emit(emit: Callable[[Any], Any], module: Any) -> Any:
     try:
-        asm = tm.emit_assembly(module.clone())
-        obj = tm.emit_object(module.clone())
+        return emit(module.clone())
     except RuntimeError as e:
         raise InternalCompilerError("the LLVM AMDGPU code generator", str(e)) from None
-    kernels = parse_resources(asm)
-    version = _asm_code_object_version(asm)
-    return AmdObject(arch, optimized, asm, bytes(obj), kernels, version, time.perf_counter() - t0)
+
+
+#: The machine schedulers tried, in order, when LLVM's default one leaves SGPR spills (see
+#: the module doc): the memory-clause variant of the default (occupancy) strategy, which
+#: keeps each load's address computation next to it. ``max-ilp`` removes the same spills
+#: but reorders more; ``iterative-minreg`` only reduces them. One retry bounds the cost
+#: where no schedule helps (one more code generation of the module, as for the 256x256x128
+#: gfx1250 ``dot_scaled`` of the TLX tests, whose spills are not of this kind).
+SGPR_SPILL_STRATEGIES = ("max-memory-clause",)
+_DEFINE = re.compile(r"^define [^@\n]*amdgpu_kernel [^@\n]*@\"?([^\"(\s]+)\"?\(.*\)[^#\n]*#(\d+)", re.M)
+
+
+def _with_sched_strategy(llvm_ir: str, strategy: str) -> str | None:
+    """``llvm_ir`` (LLVM's printed module) with every kernel's attribute group asking for
+    ``strategy``; None where a kernel has no attribute group or already names one."""
+    groups = {m.group(2) for m in _DEFINE.finditer(llvm_ir)}
+    if not groups or "amdgpu-sched-strategy" in llvm_ir:
+        return None
+    for g in groups:
+        head = f"attributes #{g} = {{ "
+        if head not in llvm_ir:
+            return None
+        llvm_ir = llvm_ir.replace(head, f'{head}"amdgpu-sched-strategy"="{strategy}" ', 1)
+    return llvm_ir
+
+
+def occupancy(arch: str, unified_vgprs: int) -> int:
+    """Waves per SIMD that ``unified_vgprs`` registers per lane allow (allocation in
+    blocks of 8 registers)."""
+    t = TARGETS[arch]
+    return min(t.max_waves_per_eu, t.max_vgprs // max(8, -(-unified_vgprs // 8) * 8))
+
+
+def _without_sgpr_spills(llvm: Any, tm: Any, arch: str, optimized: str, module: Any, asm: str,
+                         kernels: dict[str, KernelResources]) -> tuple[Any, str, dict[str, KernelResources]]:
+    """(module, assembly, resources) of the first schedule of :data:`SGPR_SPILL_STRATEGIES`
+    that has no SGPR spills and costs nothing else (VGPR spills, scratch, occupancy), or
+    the ones given."""
+    for strategy in SGPR_SPILL_STRATEGIES:
+        text = _with_sched_strategy(optimized, strategy)
+        if text is None:
+            break
+        alt_module = llvm.parse_assembly(text)
+        alt_asm = _emit(tm.emit_assembly, alt_module)
+        alt = parse_resources(alt_asm)
+        if set(alt) == set(kernels) and all(
+                a.sgpr_spills == 0 and a.vgpr_spills <= b.vgpr_spills and a.scratch_bytes <= b.scratch_bytes
+                and occupancy(arch, a.vgprs) >= occupancy(arch, b.vgprs)
+                for a, b in ((alt[n], kernels[n]) for n in kernels)):
+            return alt_module, alt_asm, {n: replace(r, sched_strategy=strategy) for n, r in alt.items()}
+    return module, asm, kernels
 
 
 def _verify(module: Any, when: str) -> None:

@@ -19,7 +19,9 @@ Guarantees (``plan(func)`` -> ``SmemPlan``):
   (a use inside a loop it was allocated outside of lasts to the loop's end; a buffer an
   asynchronous copy or MMA touches lasts until the last op that retires that kind of
   work -- ``async_wait_group``, ``barrier_wait``, ``async_dot_wait``,
-  ``tma_store_wait`` -- or to the kernel's end when none follows). Allocations whose
+  ``tma_store_wait`` -- or to the kernel's end when none follows; a wgmma or cp.async
+  followed in its own block by a wait with no pendings is done at that wait, so the
+  buffers of one loop are free for the next). Allocations whose
   live ranges are disjoint may share bytes (first fit, largest first). mbarriers are
   live for the whole kernel: reusing their bytes would need ``mbarrier.inval``;
 * ``total`` is the end of the last allocation; the code generator's scratch area (layout
@@ -228,13 +230,37 @@ def _live_ranges(func: Operation, order: ProgramOrder, roots: dict[int, frozense
             for user in v.uses:
                 p = order.effective(user, root)
                 kind = next((k for k in _RETIRED_BY if isinstance(user, k)), None)
-                if kind is not None:
+                waited = _waited_in_block(user) if kind is not None else None
+                if waited is not None:
+                    p = order.effective(waited, root)
+                elif kind is not None:
                     later = [order.effective(r, root) for r in retire.get(kind, [])]
                     last = max(later, default=-1)
                     p = last if last >= p else order.last
                 end = max(end, p)
         out[id(root)] = (start, end)
     return out
+
+
+# async ops whose work a wait with no pendings retires completely
+_WAIT_ALL: dict[type, type] = {ops.AsyncDotOp: ops.AsyncDotWaitOp, ops.AsyncLoadOp: ops.AsyncWaitGroupOp}
+
+
+def _waited_in_block(user: Operation) -> Operation | None:
+    """The first wait after ``user`` in its own block that retires all of its kind of work
+    (``pendings=0``): whenever ``user`` runs, that wait runs after it, so ``user``'s work
+    is done there. None where there is no such wait (the kernel-wide rule applies)."""
+    wait = _WAIT_ALL.get(type(user))
+    block = user.parent
+    if wait is None or block is None:
+        return None
+    after = False
+    for op in block.ops:
+        if op is user:
+            after = True
+        elif after and isinstance(op, wait) and op.attrs["pendings"] == 0:
+            return op
+    return None
 
 
 def _check_placement(op: Operation, a: Allocation) -> None:
