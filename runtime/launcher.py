@@ -194,8 +194,8 @@ class LoadedKernel:
 
         ``trusted``: ``launch_trusted(g3, stream, a0, a1, ...)``, for a caller that has
         checked the arguments as ``launch`` would (the fast path of ``kernel[grid]``, by its
-        key, and a tensor's ``is_cuda``): ``g3`` three positive ints, a pointer argument its
-        address. It returns the launch's ``CUresult`` without raising; any nonzero answer
+        key, and a tensor's ``is_cuda``): ``g3`` one or three positive ints, a pointer
+        argument its address. It returns the launch's ``CUresult`` without raising; any nonzero answer
         (-1: an argument it cannot pack) means "nothing was launched: call ``launch``",
         which then explains the error or recovers."""
         api = self._api
@@ -236,7 +236,9 @@ class LoadedKernel:
             launch = ["kp = 0"] + call
         if trusted:
             n = len(self.plan.params)
-            src = [f"def launch_trusted(g3, stream{''.join(f', a{i}' for i in range(n))}):", "    gx, gy, gz = g3",
+            src = [f"def launch_trusted(g3, stream{''.join(f', a{i}' for i in range(n))}):",
+                   "    if len(g3) == 3:", "        gx, gy, gz = g3",
+                   "    else:", "        gx, = g3", "        gy = gz = 1",
                    "    if stream is None:", "        stream = _default_stream() if 'torch' in _modules else 0",
                    "    try:", "        st = _streams[stream]", "    except (KeyError, TypeError):",
                    "        st = _stream_object(stream)", "    try:"]

@@ -95,6 +95,22 @@ def test_every_argument_the_key_tells_apart() -> None:
     torch.testing.assert_close(out, 4.0 * x + y)
 
 
+def test_a_grid_callable_takes_the_trusted_path() -> None:
+    """A grid function's (n,) result reaches launch_trusted as it is (one int)."""
+    x, y, out = _tensors(3000)
+    grid = lambda meta: ((meta["n"] + meta["BLOCK"] - 1) // meta["BLOCK"],)  # noqa: E731
+    for a in (1.0, 2.0, 3.0):
+        out.zero_()
+        axpy[grid](x, y, out, a, 3000, BLOCK=256)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(out, a * x + y)
+    three = lambda meta: (12, 1, 1)  # noqa: E731
+    out.zero_()
+    axpy[three](x, y, out, 5.0, 3000, BLOCK=256)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, 5.0 * x + y)
+
+
 def test_an_empty_grid_runs_nothing() -> None:
     x, y, out = _tensors(256)
     _run(x, y, out, 1.0, 256)

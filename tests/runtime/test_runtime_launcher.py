@@ -175,6 +175,8 @@ def test_trusted_launch_packs_what_launch_packs(fake_driver: FakeDriver) -> None
     k((3,), (x, y, 100))
     assert k.launch_trusted((3, 1, 1), None, 0x10000, 0x20000, 100) == 0
     assert k.launch_trusted((2, 4, 1), 0x55, 0x10000, 0x30000, 7) == 0
+    assert k.launch_trusted((5,), 0x55, 0x10000, 0x30000, 7) == 0  # a grid function's (n,)
+    assert fake_driver.launches.pop()[0] == (5, 1, 1)
     assert fake_driver.launches[1:] == [((3, 1, 1), 0, fake_driver.launches[0][2]),
                                         ((2, 4, 1), 0x55, struct.pack("<QQi", 0x10000, 0x30000, 7))]
     assert k.launch_trusted((1, 1, 1), None, 0x10000, 0x20000, 2**40) == -1  # cannot pack: "use launch"
