@@ -93,6 +93,7 @@ def generate(module, arch: str, timings: dict[str, float] | None = None, waves_p
     target = TARGETS[arch]
     t0 = time.perf_counter()
     options = PassOptions(target=layout_target(target), dot_layout=lower_dot.dot_layout_hook(target),
+                          dot_operand_layout=lower_dot.dot_operand_layout_hook(target),
                           buffer_layout=lower_buffers.lds_buffer_layout(target), plain_async_copy_buffers=True,
                           scheduled_mfma_layouts=lower_amd_tlx.scheduled_mfma_layouts(target))
     (func,) = module.funcs

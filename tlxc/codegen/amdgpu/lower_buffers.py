@@ -21,6 +21,11 @@ work-item's consecutive registers are consecutive in the buffer; the default LDS
 row accesses vectorize and column accesses spread over the banks. Work-items holding
 copies of others' elements skip their stores.
 
+A ``local_load`` whose one user is a ``tl.dot`` (it then reads straight into the MFMA /
+WMMA operand layout) is read lazily (``DeferredLoad``): each vector when the dot first
+asks for it, next to the instruction that consumes it, where nothing between the two
+could change what it reads (``deferrable``).
+
 ``async_load`` (TLX: H, B and gfx950 only, tlx-semantics "async_load"):
 
 * gfx950 copies global memory straight into LDS with ``llvm.amdgcn.global.load.lds``
@@ -48,6 +53,8 @@ copies of others' elements skip their stores.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import llvmlite.ir as ir
 
 from ...errors import CompilationError
@@ -58,9 +65,10 @@ from ...ir.layout.common import swizzled_shared
 from ...ir.layout.linear import LinearLayout
 from ...ir.layout.shared_access import SharedAccess, plan_shared_access
 from ...ir.passes.buffer_layouts import plain_layout, slice_offset_terms
+from ...ir.passes.membar import accesses as membar_accesses
 from ...ir.passes.rewrite import constant_of
 from ...ir.types import DType, Kind, MemDescType
-from .emitter import Emitter, _opaque, lowers
+from .emitter import Emitter, TileVals, _opaque, lowers
 from .isa import AmdTarget
 from .llvm import GLOBAL_PTR, I8, I32, LDS_PTR, VOID, memory_type
 
@@ -275,10 +283,80 @@ def local_store(e: Emitter, op: Operation) -> None:
     store_tile(e, e.get(op.operands[0]).vals[0], buf, value.layout, value.vals)
 
 
+# ops a deferred read must not move past: they synchronize, order memory or fix a
+# schedule -- or, a layout conversion, may put scratch over buffers that liveness (which
+# ends at the local_load) counts as dead (``Emitter.dead_window``)
+_ORDERING = (ops.AsyncWaitGroupOp, ops.BarrierAllocOp, ops.BarrierExpectOp, ops.BarrierWaitOp, ops.BarrierArriveOp,
+             ops.NamedBarrierWaitOp, ops.NamedBarrierArriveOp, ops.FenceOp, ops.AmdSchedBarrierOp,
+             ops.AmdScheduledMfmaOp, ops.AmdMfmaCommitOp, ops.Clock64Op, ops.ConvertLayoutOp)
+
+
+class DeferredLoad(Sequence):
+    """The registers of a ``local_load`` read from LDS only when first asked for, at the
+    builder's position then: each vector access once, the first time one of its registers
+    is used. ``lower_dot`` asks for one instruction's fragments at a time, so the reads of
+    a dot operand sit next to the MFMAs / WMMAs that consume them instead of all being live
+    at once. Only made where reading later reads the same bytes (``deferrable``)."""
+
+    def __init__(self, e: Emitter, base: ir.Value, buf: MemDescType, layout: LinearLayout) -> None:
+        self.e, self.base, self.buf = e, base, buf
+        self.access = plan(e, layout, buf)
+        self.first = self.access.first_of()
+        self._addresses: list[tuple[ir.Value, tuple[int, ...]]] | None = None
+        self._group_of: dict[int, int] = {}
+        self._loaded: dict[int, ir.Value] = {}
+
+    def __len__(self) -> int:
+        return len(self.first)
+
+    def __getitem__(self, r):  # type: ignore[override]
+        if isinstance(r, slice):
+            return [self[i] for i in range(*r.indices(len(self)))]
+        r = self.first[r]
+        if r not in self._loaded:
+            self._load(r)
+        return self._loaded[r]
+
+    def _load(self, r: int) -> None:
+        e, buf = self.e, self.buf
+        if self._addresses is None:
+            self._addresses = accesses(e, self.base, self.access, buf.element.bits // 8)
+            for i, (_, group) in enumerate(self._addresses):
+                for x in group:
+                    self._group_of[x] = i
+        addr, group = self._addresses[self._group_of[r]]
+        ty = _elem_type(buf)
+        vt = ir.VectorType(ty, len(group)) if len(group) > 1 else ty
+        x = e.b.load(addr, typ=vt, align=len(group) * (buf.element.bits // 8))
+        for i, g in enumerate(group):
+            self._loaded[g] = e.b.extract_element(x, ir.Constant(I32, i)) if len(group) > 1 else x
+
+
+def deferrable(op: Operation) -> bool:
+    """Whether ``local_load`` ``op`` may read its buffer where its one user, a ``tl.dot`` of
+    the same block, reads the value: nothing in between writes shared memory,
+    synchronizes (another wave's later write could then land first), converts a layout
+    or holds a region."""
+    uses = op.result.uses
+    if len(uses) != 1 or not isinstance(uses[0], ops.DotOp) or uses[0].parent is not op.parent:
+        return False
+    block = op.parent.ops  # type: ignore[union-attr]
+    between = block[block.index(op) + 1:block.index(uses[0])]
+    for x in between:
+        if x.regions or isinstance(x, _ORDERING) or any(a.kind == "write" for a in membar_accesses(x)):
+            return False
+    return True
+
+
 @lowers(ops.LocalLoadOp)
 def local_load(e: Emitter, op: Operation) -> None:
     buf: MemDescType = op.operands[0].type  # type: ignore[assignment]
-    e.set(op.result, load_tile(e, e.get(op.operands[0]).vals[0], buf, op.result.type.layout))
+    base = e.get(op.operands[0]).vals[0]
+    if deferrable(op):
+        e.values[id(op.result)] = TileVals(DeferredLoad(e, base, buf, op.result.type.layout),  # type: ignore[arg-type]
+                                           op.result.type.layout)
+        return
+    e.set(op.result, load_tile(e, base, buf, op.result.type.layout))
 
 
 # -- async copies ---------------------------------------------------------------------------------
@@ -455,4 +533,5 @@ def async_wait_group(e: Emitter, op: Operation) -> None:
     e.set(op.result, [ir.Constant(I32, 0)])
 
 
-__all__ = ["lds_buffer_layout", "check_async_copies", "store_tile", "load_tile", "vmcnt_encoding", "Value"]
+__all__ = ["lds_buffer_layout", "check_async_copies", "store_tile", "load_tile", "vmcnt_encoding", "Value",
+           "DeferredLoad", "deferrable"]

@@ -117,7 +117,7 @@ def _narrower_rounds(src: LinearLayout, dst: LinearLayout, move: SharedMove, bit
 def scratch_budget(e: Emitter) -> int:
     """Bytes of scratch one op may use: the chip's LDS less the kernel's own buffers (the
     scratch area starts after them; ``compile`` checks the sum against the same limit)."""
-    return e.target.lds_bytes - e.scratch_offset
+    return max(e.target.lds_bytes - e.scratch_offset, e.dead_window()[1])
 
 
 # -- per-thread values, computed once in the entry block -------------------------------------------
@@ -282,15 +282,15 @@ def _from_memory(e: Emitter, ty: ir.Type, x: ir.Value) -> ir.Value:
 
 
 def _shared(e: Emitter, ty: ir.Type, vals: list[ir.Value], move: SharedMove) -> list[ir.Value]:
-    e.scratch(move.round_size * move.elem_bits // 8)
+    at = e.scratch_at(move.round_size * move.elem_bits // 8)  # may overlay dead buffers: a barrier comes first
     out: list[ir.Value | None] = [None] * len(move.load.offsets)
     if move.rounds == 1:
         e.barrier()  # the scratch area may still be read by the op before
-        store_shared(e, ty, vals, move)
+        store_shared(e, ty, vals, move, at)
         e.barrier()
-        _load_shared(e, ty, move, out)
+        _load_shared(e, ty, move, out, at=at)
     else:
-        stores, loads = round_accesses(e, move, move.store), round_accesses(e, move, move.load)
+        stores, loads = round_accesses(e, move, move.store, at), round_accesses(e, move, move.load, at)
         for r in range(move.rounds):
             e.barrier()  # the scratch area may still be read by the op (or the round) before
             store_shared(e, ty, vals, move, access=stores[r])

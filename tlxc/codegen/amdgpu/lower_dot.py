@@ -6,9 +6,14 @@ The plan (instruction, layouts, which registers feed which instruction) is the p
 
 * ``dot_layout_hook`` is the layout pass's ``dot_layout``: the plan's accumulator layout,
   so a loop-carried accumulator lives in it and the loop converts nothing;
-* both operands are staged through LDS (``stage``): written from whatever layout they
-  arrive in (vectorized where consecutive registers land on consecutive LDS elements),
-  K contiguous with the swizzle of ``amd_lds`` that makes the operand reads
+* an operand that arrives in the plan's operand layout is used from its registers
+  (``RegisterFragments``): a ``local_load`` that only feeds the dot reads its buffer
+  straight into that layout (the layout pass asks ``dot_operand_layout_hook``), and
+  ``lower_buffers`` defers those reads to here, so each instruction's fragments are read
+  next to it rather than the whole operand being live at once;
+* any other operand is staged through LDS once (``stage``): written from whatever layout
+  it arrives in (vectorized where consecutive registers land on consecutive LDS
+  elements), K contiguous with the swizzle of ``amd_lds`` that makes the operand reads
   conflict-free, between two barriers; each lane then reads ``k_width`` K-consecutive
   elements per ``ds_read_b64`` / ``ds_read_b128`` (``Fragments``);
 * one MFMA / WMMA intrinsic per (tile, K step), K-major, each accumulating into the
@@ -30,6 +35,7 @@ refused at the user's line (``check``). ``tl.dot_scaled`` is ``lower_dot_scaled`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -74,6 +80,20 @@ def dot_layout_hook(target: AmdTarget) -> Callable[[Operation, int], LinearLayou
         return plan.accumulator() if plan is not None else None
 
     return dot_layout
+
+
+def dot_operand_layout_hook(target: AmdTarget) -> Callable[[Operation, int, int], LinearLayout | None]:
+    """``PassOptions.dot_operand_layout`` for ``target``: the MFMA / WMMA operand layout of
+    a dot's operand ``index`` (a ``local_load`` feeding it reads its buffer straight into
+    it), None for the FMA loop."""
+
+    def operand_layout(op: Operation, index: int, num_warps: int) -> LinearLayout | None:
+        if not isinstance(op, ops.DotOp):
+            return None
+        plan = plan_of(op, target.arch, num_warps)
+        return plan.operand(index) if plan is not None else None
+
+    return operand_layout
 
 
 def check(func: Operation, target: AmdTarget) -> None:
@@ -300,6 +320,27 @@ class Fragments:
         return parts[0]
 
 
+@dataclass
+class RegisterFragments:
+    """An operand that arrives in its dot-operand layout (a ``local_load`` read its buffer
+    straight into it): ``piece`` gathers the registers it names into a vector. A deferred
+    ``local_load`` (``lower_buffers.DeferredLoad``) reads a register's LDS vector when
+    ``piece`` first asks for it, so the reads interleave with the instructions."""
+
+    e: Emitter
+    vals: Sequence[ir.Value]
+    elem_ty: ir.Type
+    _pieces: dict[tuple[int, ...], ir.Value] = field(default_factory=dict)
+
+    def piece(self, regs: tuple[int, ...]) -> ir.Value:
+        if regs not in self._pieces:
+            x = ir.Constant(ir.VectorType(self.elem_ty, len(regs)), ir.Undefined)
+            for i, r in enumerate(regs):
+                x = self.e.b.insert_element(x, self.vals[r], ir.Constant(I32, i))
+            self._pieces[regs] = x
+        return self._pieces[regs]
+
+
 def _count(v: ir.Value) -> int:
     return v.type.count  # type: ignore[attr-defined]
 
@@ -350,17 +391,21 @@ def _regions(sizes: list[int]) -> tuple[list[int], int]:
     return starts, starts[-1] + sizes[-1]
 
 
-def _stage_operands(e: Emitter, op: Operation, shared: list[LinearLayout]) -> list[int]:
-    """Both operands into their LDS buffers (barriers before and after); their starts."""
-    a, b = op.operands[0], op.operands[1]
-    eb = bytes_of(value_type(a.type.scalar))
-    sizes = [s.in_dim_size(OFFSET) * eb for s in shared]
+def _stage_operands(e: Emitter, op: Operation, shared: list[LinearLayout],
+                    which: tuple[int, ...] = (0, 1)) -> list[int]:
+    """Operands ``which`` into their LDS buffers (barriers before and after); the starts
+    of both buffers (an operand not staged keeps its region unused)."""
+    eb = bytes_of(value_type(op.operands[0].type.scalar))
+    sizes = [s.in_dim_size(OFFSET) * eb if i in which else 0 for i, s in enumerate(shared)]
     starts, total = _regions(sizes)
+    if not which:
+        return starts
     e.scratch(total)
     e.barrier()  # the scratch area may still be read by an earlier op (or iteration)
-    for v, sh, at in zip((a, b), shared, starts):
+    for i in which:
+        v = op.operands[i]
         value = e.get(v)
-        stage(e, value.vals, value.layout, sh, at, value_type(v.type.scalar))
+        stage(e, value.vals, value.layout, shared[i], starts[i], value_type(v.type.scalar))
     e.barrier()
     return starts
 
@@ -368,22 +413,32 @@ def _stage_operands(e: Emitter, op: Operation, shared: list[LinearLayout]) -> li
 def _mma(e: Emitter, op: Operation, plan: DotPlan) -> None:
     elem_ty = value_type(op.operands[0].type.scalar)
     shared = [plan.shared(i, e.target.lds_banks) for i in (0, 1)]
-    starts = _stage_operands(e, op, shared)
+    # an operand already in its dot-operand layout (a local_load read it so) is used from
+    # its registers; the others take one trip through LDS
+    values = [e.get(op.operands[i]) for i in (0, 1)]
+    direct = tuple(i for i in (0, 1) if values[i].layout == plan.operand(i))
+    starts = _stage_operands(e, op, shared, tuple(i for i in (0, 1) if i not in direct))
+    sources: list[Any] = [RegisterFragments(e, values[i].vals, elem_ty) if i in direct else None for i in (0, 1)]
     widen = _fp8_kind(op.operands[0].type.scalar) if plan.widen else None
-    issue(e, op, plan, shared, starts, elem_ty, round_tf32=plan.round_tf32, widen=widen)
+    issue(e, op, plan, shared, starts, elem_ty, round_tf32=plan.round_tf32, widen=widen, sources=sources)
 
 
 def issue(e: Emitter, op: Operation, plan: DotPlan, shared: list[LinearLayout], starts: list[int],
           elem_ty: ir.Type, *, instr: MmaInstr | None = None, round_tf32: bool = False, widen: str | None = None,
-          scale: Callable[[int, tuple[int, ...]], ir.Value] | None = None) -> None:
+          scale: Callable[[int, tuple[int, ...]], ir.Value] | None = None,
+          sources: Sequence[Any] | None = None) -> None:
     """Read the staged operands back as fragments and issue every MFMA / WMMA of ``plan``
     (``instr``: the plan's own unless given), accumulating in ``op``'s accumulator.
     ``scale(i, regs)``: the i32 scale operand of operand ``i`` for the fragment made of
-    ``regs``, for the scaled instructions of ``lower_dot_scaled``."""
+    ``regs``, for the scaled instructions of ``lower_dot_scaled``. ``sources[i]``: the
+    fragments of an operand that was not staged (``RegisterFragments``), else None."""
     instr = instr or plan.instr
     eb = bytes_of(elem_ty)
-    frags = []
+    frags: list[Any] = []
     for i in (0, 1):
+        if sources is not None and sources[i] is not None:
+            frags.append(sources[i])
+            continue
         layout = plan.operand(i)
         m = offset_map(layout, shared[i])
         if m.vector(plan.k_width) != plan.k_width:

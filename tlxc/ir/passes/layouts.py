@@ -58,6 +58,7 @@ class _Assigner:
         self.func = func
         self.target = options.target
         self.dot_layout = options.dot_layout
+        self.dot_operand_layout = options.dot_operand_layout
         self.async_dot_layout = options.async_dot_layout
         self.async_dot_a_layout = options.async_dot_a_layout
         self.scheduled_mfma = options.scheduled_mfma_layouts
@@ -315,7 +316,8 @@ class _Assigner:
                 if isinstance(v.type, TileType):
                     self.set_layout(r, v.type.layout)
         elif isinstance(op, ops.LocalLoadOp):
-            self.set_layout(op.result, self.buffer_read(op.operands[0].type, op.result.type.shape))
+            want = self.dot_operand(op.result)
+            self.set_layout(op.result, want or self.buffer_read(op.operands[0].type, op.result.type.shape))
         elif isinstance(op, ops.ConvertLayoutOp):
             pass
         elif isinstance(op, (ops.ZerosOp, ops.RequireLayoutOp)):
@@ -348,6 +350,21 @@ class _Assigner:
             self.set_layout(op.result, acc)
         else:
             raise AssertionError(f"layout assignment has no rule for '{op.NAME}'")
+
+    def dot_operand(self, v: Value) -> LinearLayout | None:
+        """The operand layout of the one dot ``v`` feeds (as A or B, and nothing else), when
+        the target reads dot operands in a layout of their own (AMD's MFMA / WMMA operand
+        layouts): a ``local_load`` then reads its buffer straight into it, instead of a
+        blocked layout that the dot would convert through shared memory a second time."""
+        if self.dot_operand_layout is None or len(v.uses) != 1:
+            return None
+        user = v.uses[0]
+        if not isinstance(user, ops.DotOp) or user.operands.count(v) != 1:
+            return None
+        index = user.operands.index(v)
+        if index not in (0, 1):
+            return None
+        return self.dot_operand_layout(user, index, self.num_warps)
 
     def reduced_from(self, v: Value, shape: tuple[int, ...], depth: int = 0) -> LinearLayout | None:
         """The layout of a tile of ``shape`` that ``v`` was reduced from, through

@@ -27,6 +27,10 @@ class PassOptions:
     target: Any = None
     # the code generator's choice of accumulator layout for a dot: (op, num_warps) -> layout or None
     dot_layout: Any = None
+    # and the layout a dot's operand ``i`` is read in by the matrix instruction: (op, i,
+    # num_warps) -> layout or None; a ``local_load`` that only feeds that operand reads the
+    # buffer straight into it (AMD: no second trip through LDS)
+    dot_operand_layout: Any = None
     # the same for TLX's async_dot (wgmma): (op, num_warps) -> accumulator layout or None, and
     # the layout a register A operand needs
     async_dot_layout: Any = None
