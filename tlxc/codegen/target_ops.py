@@ -104,14 +104,11 @@ def check_nvidia(func: Operation, arch: str) -> None:
 
 
 def check_amd(func: Operation, arch: str) -> None:
-    """Refuse NVIDIA-only operations and the AMD operations ``arch`` does not have.
-    Descriptors made in the kernel (``tl.make_tensor_descriptor``) are first rewritten as
-    pointer loads and stores (``ir/passes/descriptor_pointers``), as Triton's AMD back end
-    does; the descriptor ops that remain are refused."""
-    from ..ir.passes import descriptor_pointers
+    """Refuse NVIDIA-only operations and the AMD operations ``arch`` does not have. The AMD
+    pipeline first rewrites descriptors made in the kernel as pointer accesses
+    (``ir/passes/descriptor_pointers``); the descriptor ops that remain are refused here."""
     from .amdgpu.isa import TARGETS  # only when compiling for AMD
 
-    descriptor_pointers.rewrite(func)
     chip = TARGETS[arch]
     for op in func.walk():
         if isinstance(op, NVIDIA_ONLY):

@@ -19,7 +19,7 @@ from ...errors import CompilationError
 from ...ir import ops
 from ...ir.analysis.axis_info import analyze
 from ...ir.layout.target import LayoutTarget
-from ...ir.passes import buffer_layouts, dce, layouts, membar, smem_alloc
+from ...ir.passes import buffer_layouts, dce, descriptor_pointers, layouts, membar, smem_alloc
 from ...ir.passes.options import PassOptions
 from ...ir.types import DType, Kind, PointerType, TensorDescType
 from .. import target_ops
@@ -97,6 +97,7 @@ def generate(module, arch: str, timings: dict[str, float] | None = None, waves_p
                           buffer_layout=lower_buffers.lds_buffer_layout(target), plain_async_copy_buffers=True,
                           scheduled_mfma_layouts=lower_amd_tlx.scheduled_mfma_layouts(target))
     (func,) = module.funcs
+    descriptor_pointers.rewrite(func)  # descriptors made in the kernel: masked pointer accesses, as Triton's AMD
     target_ops.check_amd(func, arch)  # NVIDIA-only TLX operations, AMD ones this chip lacks
     check_target_ops(func, target)
     lower_dot.check(func, target)
