@@ -269,9 +269,15 @@ class _Assigner:
         if isinstance(op, _ELEMENTWISE) or isinstance(op, ops.LoadOp):
             if not tiles:  # tile from scalars only cannot happen for these ops
                 raise AssertionError(op.NAME)
-            layout = op.operands[tiles[0]].type.layout
-            for i in tiles[1:]:
-                self.require(op, i, layout)
+            # the layout of the first operand that is not a constant or a splat (those are
+            # rebuilt in any layout for free): ``0.01 * acc`` keeps the accumulator's layout
+            # instead of converting the accumulator to the constant's and back
+            lead = next((i for i in tiles if not isinstance(op.operands[i].owner, (ops.ConstantOp, ops.SplatOp))),
+                        tiles[0])
+            layout = op.operands[lead].type.layout
+            for i in tiles:
+                if i != lead:
+                    self.require(op, i, layout)
             self.set_layout(op.result, layout)
         elif isinstance(op, (ops.DotOp, ops.DotScaledOp)):
             chosen = self.dot_layout(op, self.num_warps) if self.dot_layout is not None else None
