@@ -27,9 +27,9 @@ TRAP_HINT = ("a tlxc kernel traps when a tl.device_assert fails, and when the di
              "device_assert with its line")
 
 
-class CudaError(TlxcRuntimeError):
-    """A CUDA driver call failed. ``call`` is the driver function, ``result`` the
-    ``CUresult`` value and ``name`` its name (``CUDA_ERROR_INVALID_VALUE``)."""
+class ApiCallError(TlxcRuntimeError):
+    """A GPU runtime call failed: ``call`` is the function, ``result`` its error code and
+    ``name`` that code's name; ``hint`` adds what the name suggests to the message."""
 
     def __init__(self, call: str, result: int, name: str, description: str = "", detail: str = "") -> None:
         self.call = call
@@ -42,33 +42,31 @@ class CudaError(TlxcRuntimeError):
             text += f" ({description})"
         if detail:
             text += f"\n{detail}"
-        if name in TRAP_ERRORS:
-            text += "\n" + TRAP_HINT
+        hint = self.hint(name)
+        if hint:
+            text += "\n" + hint
         super().__init__(text)
+
+    @staticmethod
+    def hint(name: str) -> str:
+        return ""
 
     def __reduce__(self):  # noqa: ANN204 - pickling across processes keeps the fields
         return (type(self), (self.call, self.result, self.name, self.description, self.detail))
 
 
-class HipError(TlxcRuntimeError):
+class CudaError(ApiCallError):
+    """A CUDA driver call failed. ``call`` is the driver function, ``result`` the
+    ``CUresult`` value and ``name`` its name (``CUDA_ERROR_INVALID_VALUE``)."""
+
+    @staticmethod
+    def hint(name: str) -> str:
+        return TRAP_HINT if name in TRAP_ERRORS else ""
+
+
+class HipError(ApiCallError):
     """A HIP runtime call failed (AMD GPUs, runtime/hip.py). ``call`` is the HIP function,
     ``result`` the ``hipError_t`` value and ``name`` its name (``hipErrorInvalidValue``)."""
-
-    def __init__(self, call: str, result: int, name: str, description: str = "", detail: str = "") -> None:
-        self.call = call
-        self.result = int(result)
-        self.name = name
-        self.description = description
-        self.detail = detail
-        text = f"{call} failed: {name}"
-        if description:
-            text += f" ({description})"
-        if detail:
-            text += f"\n{detail}"
-        super().__init__(text)
-
-    def __reduce__(self):  # noqa: ANN204
-        return (type(self), (self.call, self.result, self.name, self.description, self.detail))
 
 
 class LaunchError(TlxcRuntimeError):
