@@ -238,36 +238,35 @@ class LoadedKernel:
             n = len(self.plan.params)
             src = [f"def launch_trusted(g3, stream{''.join(f', a{i}' for i in range(n))}):",
                    "    if len(g3) == 3:", "        gx, gy, gz = g3",
-                   "    else:", "        gx, = g3", "        gy = gz = 1",
-                   "    if stream is None:", "        stream = _default_stream() if 'torch' in _modules else 0",
-                   "    try:", "        st = _streams[stream]", "    except (KeyError, TypeError):",
-                   "        st = _stream_object(stream)", "    try:"]
-            src += ["        " + ln for ln in arg_lines + launch]
-            src += ["    except _ARG_ERRORS:", "        return -1", "    return r"]
-            self.launch_trusted_source = "\n".join(src) + "\n"
-            exec(compile(self.launch_trusted_source, f"<tlxc trusted launcher {self.name}>", "exec"), ns)
-            return ns["launch_trusted"]
-        src = ["def launch(grid, args, stream=None):"]
-        if self.cluster_dims is None:
-            # the usual grids, 1- and 3-tuples, are not checked here: a bad one fails in the
-            # driver call, and _fail / _diagnose then explain it
-            src += ["    if type(grid) is tuple and len(grid) == 1:", "        gx = grid[0]", "        gy = gz = 1",
-                    "    elif type(grid) is tuple and len(grid) == 3:", "        gx, gy, gz = grid",
-                    "    else:", "        g = _grid(grid, args)", "        if g is None:", "            return",
-                    "        gx, gy, gz = g"]
-        else:  # cluster launches always check that the grid holds whole clusters
-            src += ["    g = _grid(grid, args)", "    if g is None:", "        return", "    gx, gy, gz = g"]
+                   "    else:", "        gx, = g3", "        gy = gz = 1"]
+            tail = ["    except _ARG_ERRORS:", "        return -1", "    return r"]
+        else:
+            src = ["def launch(grid, args, stream=None):"]
+            if self.cluster_dims is None:
+                # the usual grids, 1- and 3-tuples, are not checked here: a bad one fails in the
+                # driver call, and _fail / _diagnose then explain it
+                src += ["    if type(grid) is tuple and len(grid) == 1:", "        gx = grid[0]", "        gy = gz = 1",
+                        "    elif type(grid) is tuple and len(grid) == 3:", "        gx, gy, gz = grid",
+                        "    else:", "        g = _grid(grid, args)", "        if g is None:", "            return",
+                        "        gx, gy, gz = g"]
+            else:  # cluster launches always check that the grid holds whole clusters
+                src += ["    g = _grid(grid, args)", "    if g is None:", "        return", "    gx, gy, gz = g"]
+            tail = ["    except _ARG_ERRORS:", "        _diagnose(grid, args)", "        raise",
+                    "    if r:", "        _fail(r, gx, gy, gz, grid, args, stream)"]
         src += ["    if stream is None:",  # PyTorch's current stream once it is imported, else the default
                 "        stream = _default_stream() if 'torch' in _modules else 0",
                 "    try:", "        st = _streams[stream]", "    except (KeyError, TypeError):",
                 "        st = _stream_object(stream)",
                 "    try:"]
-        src += ["        " + ln for ln in arg_lines + launch]
-        src += ["    except _ARG_ERRORS:", "        _diagnose(grid, args)", "        raise",
-                "    if r:", "        _fail(r, gx, gy, gz, grid, args, stream)"]
-        self.launch_source = "\n".join(src) + "\n"
-        exec(compile(self.launch_source, f"<tlxc launcher {self.name}>", "exec"), ns)
-        return ns["launch"]
+        src += ["        " + ln for ln in arg_lines + launch] + tail
+        text = "\n".join(src) + "\n"
+        if trusted:
+            self.launch_trusted_source = text
+        else:
+            self.launch_source = text
+        name = "launch_trusted" if trusted else "launch"
+        exec(compile(text, f"<tlxc {'trusted ' if trusted else ''}launcher {self.name}>", "exec"), ns)
+        return ns[name]
 
     def _scratch(self, programs: int, stream: Any) -> tuple[Any, int]:
         """The global scratch of a launch of ``programs`` blocks: (what to keep alive, address)."""
