@@ -13,7 +13,7 @@ import pytest
 
 from tlxc.codegen.amdgpu.isa import TARGETS
 from tlxc.codegen.amdgpu.lower_convert import MAX_VECTOR_BYTES, _narrower_rounds
-from tlxc.codegen.nvptx.convert_plan import SharedMove, plan_move
+from tlxc.codegen.convert_plan import SharedMove, plan_move
 from tlxc.ir.layout.linear import LinearLayout
 from tlxc.ir.layout.target import LayoutTarget
 

@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_convert_layout import B64_ROW4, MMA64, Pair, _count, compile_pair, conversion_ptx, wavefronts
 
+from tlxc.codegen.convert_plan import SharedMove, SharedSide, plan_move, rounds_needed
 from tlxc.codegen.nvptx.compile import PtxKernel, generate, layout_target
-from tlxc.codegen.nvptx.convert_plan import SharedMove, SharedSide, plan_move, rounds_needed
 from tlxc.codegen.nvptx.isa import TARGETS
 from tlxc.codegen.nvptx.mma_operands import plan_ldmatrix, plan_ldmatrix_as
 from tlxc.codegen.nvptx.toolchain import ptxas

@@ -42,11 +42,10 @@ from ...ir.layout.conversion import plan_shared_conversion, round_candidates
 from ...ir.layout.linear import LinearLayout
 from ...ir.layout.target import LayoutTarget
 
-# The planning half is pure (no emitter, nothing NVIDIA-specific: its thread bits are the
-# lane bits then the warp bits of a 1-D thread index, which is what workitem.id.x is on
-# AMD). It lives with the NVIDIA code generator, which came first; it belongs in
-# ``tlxc/codegen/`` next to ``remap`` and ``access`` -- a move for whoever owns nvptx/.
-from ..nvptx.convert_plan import (
+# The planning half is shared with the NVIDIA code generator (no emitter, nothing
+# NVIDIA-specific: its thread bits are the lane bits then the warp bits of a 1-D thread
+# index, which is what workitem.id.x is on AMD).
+from ..convert_plan import (
     NoMove,
     RegisterMove,
     SharedMove,

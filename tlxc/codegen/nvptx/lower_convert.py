@@ -41,7 +41,7 @@ from ...ir.core import Operation
 from ...ir.layout.common import REGISTER
 from ...ir.layout.linear import LinearLayout
 from ...ir.layout.target import LayoutTarget
-from .convert_plan import (
+from ..convert_plan import (
     ELEM_BITS,
     MAX_SELECT_BITS,
     Move,

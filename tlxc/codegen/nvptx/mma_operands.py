@@ -53,7 +53,7 @@ from ...ir.layout.linear import LayoutError, LinearLayout, log2
 from ...ir.layout.nvidia import LdmatrixAddress, MmaV2, ldmatrix_address
 from ...ir.layout.target import LayoutTarget
 from ...ir.types import DType, Kind
-from .convert_plan import SharedMove, shared_move, supported
+from ..convert_plan import SharedMove, shared_move, supported
 from .emitter import Emitter, TileRegs
 from .lower_convert import Access, accesses, round_accesses, scratch_budget, store_shared
 from .ptx import Reg

@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ...ir.layout import gf2
-from ...ir.layout.common import BLOCK, LANE, OFFSET, REGISTER, WARP
-from ...ir.layout.conversion import (
+from ..ir.layout import gf2
+from ..ir.layout.common import BLOCK, LANE, OFFSET, REGISTER, WARP
+from ..ir.layout.conversion import (
     ConversionKind,
     SharedConversion,
     plan_conversion,
@@ -40,8 +40,8 @@ from ...ir.layout.conversion import (
     plan_shared_rounds,
     round_candidates,
 )
-from ...ir.layout.linear import LayoutError, LinearLayout
-from ...ir.layout.target import LayoutTarget
+from ..ir.layout.linear import LayoutError, LinearLayout
+from ..ir.layout.target import LayoutTarget
 
 # Bits each register class takes in the scratch buffer: a predicate is one byte, 8-bit
 # integers keep their 16-bit register (they live sign- or zero-extended in it).
