@@ -178,13 +178,13 @@ class Emitter:
             return 0, 0
         if self._dead is None:
             from ...ir.analysis.buffers import ProgramOrder
-            from ...ir.passes.smem_alloc import _live_ranges
+            from ...ir.passes.smem_alloc import live_ranges
 
             func = op
             while func.parent is not None and func.parent.parent_op is not None and func.NAME != "func":
                 func = func.parent.parent_op
             order = ProgramOrder(func)
-            self._dead = (order, _live_ranges(func, order, self.smem.roots, [a.op for a in self.smem.allocations]))
+            self._dead = (order, live_ranges(func, order, self.smem.roots, [a.op for a in self.smem.allocations]))
         order, live = self._dead
         if id(op) not in order.pos:
             return 0, 0

@@ -203,9 +203,10 @@ def _size(op: Operation) -> int:
     return t.nbytes * max(1, t.num)
 
 
-def _live_ranges(func: Operation, order: ProgramOrder, roots: dict[int, frozenset[Operation]],
-                 allocs: list[Operation]) -> dict[int, tuple[int, int]]:
-    """``[start, end]`` of every allocation (see the module doc)."""
+def live_ranges(func: Operation, order: ProgramOrder, roots: dict[int, frozenset[Operation]],
+                allocs: list[Operation]) -> dict[int, tuple[int, int]]:
+    """``[start, end]`` of every allocation (see the module doc), as positions in ``order``.
+    The AMD emitter asks again after ``membar`` has added ops (``Emitter.dead_window``)."""
     retire: dict[type, list[Operation]] = {}
     for op in func.walk():
         for kind, by in _RETIRED_BY.items():
@@ -283,7 +284,7 @@ def plan(func: Operation) -> SmemPlan:
               if isinstance(op, ops.BarrierAllocOp)
               or (isinstance(op, ops.StorageAliasSpecOp) and op.attrs["storage"] == "smem")
               or (isinstance(op, ops.LocalAllocOp) and op.result.type.storage == "smem")]
-    live = _live_ranges(func, order, roots, allocs)
+    live = live_ranges(func, order, roots, allocs)
     records = {id(op): Allocation(op, _size(op), BARRIER_BYTES if isinstance(op, ops.BarrierAllocOp)
                                   else PLAIN_ALIGN if isinstance(op, ops.StorageAliasSpecOp)
                                   else buffer_alignment(op.result.type), *live[id(op)]) for op in allocs}
