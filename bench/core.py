@@ -1,10 +1,12 @@
 """Core-language benchmarks on one GPU, tlxc and Triton side by side in one run.
 
 * launch: ``kernel[grid](...)`` of a tiny kernel (4 tensor args + an int), tlxc vs
-  Triton, and the floors under them: ``LoadedKernel.launch`` (the runtime's launch with
-  its argument checks), the raw ``cuLaunchKernel`` through cuda-python with the
-  arguments packed beforehand, and -- where ``nvcc`` is on PATH -- the same driver call
-  in a loop of C, which is what the host and driver cost without any Python.
+  Triton, and the parts and floors under them: ``launch_trusted`` (what the fast path
+  ends in: the native launch of runtime/native_launch.py), the fast path's key alone
+  (no launch), ``LoadedKernel.launch`` (the runtime's launch with its argument checks),
+  the raw ``cuLaunchKernel`` through cuda-python with the arguments packed beforehand,
+  and -- where ``nvcc`` is on PATH -- the same driver call in a loop of C, which is what
+  the host and driver cost without any Python.
   Median microseconds per launch over interleaved batches.
 * compile: cold compile of the matmul example (``examples/matmul.py``) by tlxc and of
   the same source by Triton, split into the time before ptxas and ptxas itself.
@@ -98,6 +100,11 @@ def bench_launch(results: dict[str, Any]) -> None:
     fns = {"tlxc kernel[grid]": lambda: tiny_tlxc.tiny[(1,)](*xs, 1024, BLOCK=128),
            "tlxc LoadedKernel.launch": lambda: lk.launch((1, 1, 1), (*xs, 1024)),
            "raw cuLaunchKernel, cuda-python": lambda: drv.cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, None, kp, 0)}
+    ptrs = [x.data_ptr() for x in xs]
+    fns["tlxc launch_trusted"] = lambda: lk.launch_trusted((1, 1, 1), None, *ptrs, 1024)
+    speculative = tiny_tlxc.tiny._fast_fns[2] if tiny_tlxc.tiny._fast_fns else None
+    if speculative is not None:  # the fast path's key, without the launch (no GPU work)
+        fns["tlxc fast-path key only"] = lambda: speculative(*xs, 1024)
     native = native_launcher()
     if native is not None:
         fa = int(f)

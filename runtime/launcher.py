@@ -19,6 +19,7 @@ modules have the same functions (``device``, ``load_module``, ``launch_code``...
 
 from __future__ import annotations
 
+import ctypes
 import json
 import operator
 import sys
@@ -98,6 +99,7 @@ class LoadedKernel:
         self._lock = threading.Lock()
         self._retrying = threading.local()
         self._streams: dict[Any, Any] = {}
+        self._alive = ctypes.c_int32(0)  # 1 while loaded: the native launch functions read it
         self.launch: Callable[..., None] = self._first_launch
         self.launch_trusted: Callable[..., int] = self._not_trusted
 
@@ -150,9 +152,16 @@ class LoadedKernel:
             api.unload_module(module)
             raise
         self.module, self.function, self.device = module, func, dev
+        self._alive.value = 1
         self.launch = self._compile_launch(dev)
         if self._trusts(dev):
-            self.launch_trusted = self._compile_launch(dev, trusted=True)
+            native = None
+            if not self.scratch_bytes and not self.cooperative:
+                native = self._api.trusted_launch(func, self.block, self.shared_bytes, self.plan,
+                                                  alive=ctypes.addressof(self._alive))
+            self.launch_trusted = native or self._compile_launch(dev, trusted=True)
+            if native is not None:
+                self.launch_trusted_source = "native (runtime/native_launch.py, make_trusted_launcher)"
         return self
 
     def _trusts(self, dev: Any) -> bool:
@@ -176,7 +185,20 @@ class LoadedKernel:
         """(argument buffer, what the launch call takes for it: the kernelParams array)."""
         return self.plan.new_slot()
 
+    def guarded_launch(self, guards: list[tuple], extras: tuple, result: Any) -> Callable[..., Any] | None:
+        """The native guarded launch of this kernel (``native_launch.make_trusted_launcher``
+        with ``guards``): ``hot(g3, stream, *objects, *extras)`` launches when the objects
+        pass the guards and answers ``result``; None where it cannot be made (not loaded,
+        not a plain launch, a parameter it does not convert). It answers None once the
+        kernel is unloaded."""
+        if self.function is None or not self._trusts(self.device) or self.scratch_bytes or self.cooperative:
+            return None
+        return self._api.trusted_launch(self.function, self.block, self.shared_bytes, self.plan,
+                                        alive=ctypes.addressof(self._alive), guards=guards, extras=extras,
+                                        result=result)
+
     def unload(self) -> None:
+        self._alive.value = 0
         if self.module is not None:
             self._api.unload_module(self.module)
         self.module = self.function = None

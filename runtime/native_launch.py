@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 from typing import Any, Callable
 
 _METH_FASTCALL = 0x0080
@@ -78,8 +79,6 @@ i32 %w1, i32 %w2, i32 %w3, i32 %w4, i32 %w5, i32 %w6, i32 %w7, i8* %st, i8** %kp
 def make_launcher(launch_address: int, keep: Any = None) -> Callable[..., int]:
     """The builtin, calling the function at ``launch_address`` with ``cuLaunchKernel``'s
     C signature (tests give it a stand-in); ``keep`` is kept alive as long as the builtin."""
-    import llvmlite.binding as llvm
-
     api = ctypes.pythonapi
     addrs = {"launch": launch_address,
              "as_u64": _address(api, "PyLong_AsUnsignedLongLongMask"),
@@ -98,25 +97,7 @@ def make_launcher(launch_address: int, keep: Any = None) -> Callable[..., int]:
                                          for i in range(1, 8)]
     text = _IR.format(reads="\n".join(reads), narrow=narrow, wide="\n".join(wide), **addrs).replace("\\\n", "")
 
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    mod = llvm.parse_assembly(text)
-    mod.triple = llvm.get_process_triple()
-    mod.verify()
-    target = llvm.Target.from_default_triple().create_target_machine(opt=2)
-    engine = llvm.create_mcjit_compiler(mod, target)
-    engine.finalize_object()
-    fn = engine.get_function_address("tlxc_launch")
-    if not fn:
-        raise OSError("the JIT gave no address")
-
-    method = _MethodDef(b"tlxc_cuLaunchKernel", fn, _METH_FASTCALL, None)
-    new = api.PyCFunction_NewEx
-    new.restype = ctypes.py_object
-    new.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
-    builtin = new(ctypes.addressof(method), None, None)
-    _alive.append((engine, mod, method, keep))  # the builtin's code and method table live as long as the process
-    return builtin
+    return _builtin(text, "tlxc_launch", keep)
 
 
 def native_launcher() -> Callable[..., int] | None:
@@ -127,8 +108,309 @@ def native_launcher() -> Callable[..., int] | None:
         if os.environ.get("TLXC_NATIVE_LAUNCH", "1") != "0":
             try:
                 libcuda = ctypes.CDLL("libcuda.so.1")  # the library cuda-python loaded: one driver state
-                fn = make_launcher(_address(libcuda, "cuLaunchKernel"), libcuda)
+                _state["cuLaunchKernel"] = _address(libcuda, "cuLaunchKernel")
+                _alive.append(libcuda)
+                fn = make_launcher(_state["cuLaunchKernel"], libcuda)
             except Exception:  # noqa: BLE001 - any failure: launch the portable way
                 fn = None
         _state["launch"] = fn
     return _state["launch"]
+
+
+# -- the trusted launch of one kernel ------------------------------------------------------------------
+#
+# ``LoadedKernel.launch_trusted(g3, stream, a0, a1, ...)`` as one native function per kernel:
+# the grid tuple read, the stream resolved, each argument converted and stored into a
+# buffer on the C stack at its offset of the argument plan, and ``cuLaunchKernel`` called,
+# with no Python frame, no struct packing and no pool of buffers (the stack is the
+# thread's own). Its contract is the Python one's: the driver's CUresult, or -1 when an
+# argument cannot be converted or does not fit (the Python error it raised is cleared),
+# meaning "nothing was launched: call ``launch``", which explains or recovers.
+
+# how each scalar type is read and stored: (C API reader, LLVM type, [lo, hi] or None)
+_TRUSTED_SCALARS = {
+    "ptr": ("as_u64", "i64", None),
+    "u64": ("as_u64_exact", "i64", None),
+    "i64": ("as_i64", "i64", None),
+    "i32": ("as_i64", "i32", (-(1 << 31), (1 << 31) - 1)),
+    "u32": ("as_i64", "i32", (0, (1 << 32) - 1)),
+    "fp64": ("as_double", "double", None),
+    "fp32": ("as_double", "float", None),
+}
+_FLT_MAX = "0x47EFFFFFE0000000"  # the largest finite float, as LLVM writes a double constant
+
+
+def trusted_kinds(kinds: list[str]) -> bool:
+    """Whether a native trusted launcher can take parameters of these kinds (``ptr`` or a
+    scalar's signature name); the others (narrow ints, fp16, bf16...) keep the Python one."""
+    return all(k in _TRUSTED_SCALARS for k in kinds)
+
+
+def make_trusted_launcher(launch_address: int, func: int, block: tuple[int, int, int], shared: int,
+                          kinds: list[str], offsets: list[int], size: int, default_stream: Callable[[], int],
+                          keep: Any = None, alive: int = 0, guards: list[tuple] | None = None,
+                          extras: tuple = (), result: Any = None) -> Callable[..., Any]:
+    """The builtin ``launch_trusted(g3, stream, a0, ...) -> CUresult or -1`` of one kernel:
+    ``func`` its CUfunction handle, ``kinds``/``offsets``/``size`` its argument plan (see
+    ``trusted_kinds``), ``default_stream()`` the stream of ``stream=None``; the driver call
+    is the function at ``launch_address`` (tests give it a stand-in). ``alive``: the
+    address of an int32 that is 0 once the module is unloaded (then it answers -1).
+
+    With ``guards`` it is instead the *guarded* launch of one variant,
+    ``hot(g3, stream, o0, ..., e0, ...) -> result, None or CUresult``: it takes the objects
+    the caller passed and launches only if they are what the variant was specialized on
+    (the checks of the fast path's speculative key, made in C), answering ``result`` (the
+    compiled kernel); None when a check fails or an argument cannot be packed (the caller
+    then computes the key); the CUresult of a failed launch. ``guards`` has per parameter:
+    ``("tensor", type, dtype, aligned)`` (exactly that type, ``is_cuda`` True, that dtype
+    object, ``data_ptr()`` 16-byte aligned if ``aligned`` is True, not if False, either if
+    None); ``("int", spec)`` (an ``int`` in i32 range; 1 if ``spec`` is ``"one"``, else
+    not 1 and divisible by 16 if True, not if False, any if None); ``("float",)`` (a
+    ``float``). ``extras``, after the parameters, must equal (``==``) the objects given."""
+    api = ctypes.pythonapi
+    names = {"from_long": "PyLong_FromLong", "as_u64": "PyLong_AsUnsignedLongLongMask",
+             "as_u64_exact": "PyLong_AsUnsignedLongLong", "as_i64": "PyLong_AsLongLong",
+             "as_i64_ovf": "PyLong_AsLongLongAndOverflow", "as_double": "PyFloat_AsDouble",
+             "err_occurred": "PyErr_Occurred", "err_clear": "PyErr_Clear", "tuple_size": "PyTuple_Size",
+             "tuple_item": "PyTuple_GetItem", "call": "PyObject_CallObject", "decref": "Py_DecRef",
+             "incref": "Py_IncRef", "getattr": "PyObject_GetAttr", "call_method": "PyObject_VectorcallMethod",
+             "compare": "PyObject_RichCompareBool"}
+    a = {k: _address(api, v) for k, v in names.items()}
+    if not all(a.values()) or not launch_address:
+        raise OSError("a symbol is missing")
+    sig = {"from_long": "i8* (i64)", "as_u64": "i64 (i8*)", "as_u64_exact": "i64 (i8*)", "as_i64": "i64 (i8*)",
+           "as_i64_ovf": "i64 (i8*, i32*)", "as_double": "double (i8*)", "err_occurred": "i8* ()",
+           "err_clear": "void ()", "tuple_size": "i64 (i8*)", "tuple_item": "i8* (i8*, i64)",
+           "call": "i8* (i8*, i8*)", "decref": "void (i8*)", "incref": "void (i8*)", "getattr": "i8* (i8*, i8*)",
+           "call_method": "i8* (i8*, i8**, i64, i8*)", "compare": "i32 (i8*, i8*, i32)"}
+    guarded = guards is not None
+    held: list[Any] = [keep, default_stream, result, extras, guards]  # kept alive with the builtin
+    if guarded:
+        sample = 1.5  # the guards read an object's type at offset 8 (CPython's object header)
+        if ctypes.c_void_p.from_address(id(sample) + 8).value != id(float) or len(guards) != len(kinds):
+            raise OSError("not the object layout the guards read")
+        attr_names = {n: sys.intern(n) for n in ("is_cuda", "dtype", "data_ptr")}
+        held.append(attr_names)
+
+    def fn(name: str) -> str:
+        return f"inttoptr (i64 {a[name]} to {sig[name]}*)"
+
+    def obj(o: Any) -> str:
+        return f"inttoptr (i64 {id(o)} to i8*)"
+
+    n = len(kinds)
+    body: list[str] = []
+    labels = iter(range(1 << 30))
+
+    def check() -> None:
+        """Branch to ``fail`` if the last C API call set an error."""
+        k = next(labels)
+        body.extend([f"  %err{k} = call i8* {fn('err_occurred')}()", f"  %bad{k} = icmp ne i8* %err{k}, null",
+                     f"  br i1 %bad{k}, label %fail, label %ok{k}", f"ok{k}:"])
+
+    def fail_if(cond: str) -> None:
+        k = next(labels)
+        body.extend([f"  br i1 {cond}, label %fail, label %ok{k}", f"ok{k}:"])
+
+    read: set[int] = set()
+
+    def item(i: int) -> str:
+        """The i-th argument (read once: every later use is on the path through the first)."""
+        if i not in read:
+            read.add(i)
+            body.extend([f"  %ap{i} = getelementptr i8*, i8** %args, i64 {i}", f"  %ao{i} = load i8*, i8** %ap{i}"])
+        return f"%ao{i}"
+
+    def type_is(o: str, t: type, tag: str) -> None:
+        body.extend([f"  %tp{tag} = bitcast i8* {o} to i8**", f"  %tq{tag} = getelementptr i8*, i8** %tp{tag}, i64 1",
+                     f"  %ty{tag} = load i8*, i8** %tq{tag}", f"  %tn{tag} = icmp ne i8* %ty{tag}, {obj(t)}"])
+        fail_if(f"%tn{tag}")
+
+    def attr_is(o: str, name: str, expected: Any, tag: str) -> None:
+        """``o.name is expected`` (the reference got is given back at once)."""
+        body.append(f"  %at{tag} = call i8* {fn('getattr')}(i8* {o}, i8* {obj(attr_names[name])})")
+        body.append(f"  %an{tag} = icmp eq i8* %at{tag}, null")
+        fail_if(f"%an{tag}")
+        body.extend([f"  call void {fn('decref')}(i8* %at{tag})",
+                     f"  %ax{tag} = icmp ne i8* %at{tag}, {obj(expected)}"])
+        fail_if(f"%ax{tag}")
+
+    # the module must still be loaded
+    if alive:
+        body += [f"  %alive = load volatile i32, i32* inttoptr (i64 {alive} to i32*)",
+                 "  %dead = icmp eq i32 %alive, 0"]
+        fail_if("%dead")
+    # the guards (guarded launch): each parameter's object, then the extras
+    pointers: dict[int, str] = {}
+    for i, g in enumerate(guards or ()):
+        o = item(2 + i)
+        if g[0] == "tensor":
+            _, t, dtype, aligned = g
+            type_is(o, t, f"g{i}")
+            attr_is(o, "is_cuda", True, f"c{i}")
+            attr_is(o, "dtype", dtype, f"d{i}")
+            body += [f"  %self{i} = alloca i8*", f"  store i8* {o}, i8** %self{i}",
+                     f"  %dpo{i} = call i8* {fn('call_method')}(i8* {obj(attr_names['data_ptr'])}, i8** %self{i}, "
+                     "i64 1, i8* null)", f"  %dpn{i} = icmp eq i8* %dpo{i}, null"]
+            fail_if(f"%dpn{i}")
+            body += [f"  %dp{i} = call i64 {fn('as_u64')}(i8* %dpo{i})", f"  call void {fn('decref')}(i8* %dpo{i})"]
+            check()
+            pointers[i] = f"%dp{i}"
+            if aligned is not None:
+                body += [f"  %al{i} = and i64 %dp{i}, 15",
+                         f"  %ali{i} = icmp {'ne' if aligned else 'eq'} i64 %al{i}, 0"]
+                fail_if(f"%ali{i}")
+        elif g[0] == "int":
+            type_is(o, int, f"g{i}")
+            body += [f"  %ovp{i} = alloca i32", f"  %iv{i} = call i64 {fn('as_i64_ovf')}(i8* {o}, i32* %ovp{i})",
+                     f"  %ov{i} = load i32, i32* %ovp{i}", f"  %ovb{i} = icmp ne i32 %ov{i}, 0"]
+            fail_if(f"%ovb{i}")
+            body += [f"  %ilo{i} = icmp slt i64 %iv{i}, {-(1 << 31)}",
+                     f"  %ihi{i} = icmp sgt i64 %iv{i}, {(1 << 31) - 1}", f"  %iout{i} = or i1 %ilo{i}, %ihi{i}"]
+            fail_if(f"%iout{i}")
+            spec = g[1]
+            if spec == "one":
+                body.append(f"  %one{i} = icmp ne i64 %iv{i}, 1")
+                fail_if(f"%one{i}")
+            elif spec is not None:
+                body += [f"  %is1{i} = icmp eq i64 %iv{i}, 1", f"  %m{i} = and i64 %iv{i}, 15",
+                         f"  %dv{i} = icmp {'ne' if spec else 'eq'} i64 %m{i}, 0", f"  %sp{i} = or i1 %is1{i}, %dv{i}"]
+                fail_if(f"%sp{i}")
+        elif g[0] == "float":
+            type_is(o, float, f"g{i}")
+        else:
+            raise ValueError(f"unknown guard {g!r}")
+    for j, e in enumerate(extras):
+        o = item(2 + n + j)
+        body += [f"  %eq{j} = call i32 {fn('compare')}(i8* {o}, i8* {obj(e)}, i32 2)",  # Py_EQ
+                 f"  %ne{j} = icmp ne i32 %eq{j}, 1"]
+        fail_if(f"%ne{j}")
+    # the grid: a tuple of one or three ints, each of 32 bits
+    g3 = item(0)
+    body += [f"  %gn = call i64 {fn('tuple_size')}(i8* {g3})", "  %g_is3 = icmp eq i64 %gn, 3",
+             "  br i1 %g_is3, label %grid3, label %grid1", "grid1:", "  %g_is1 = icmp eq i64 %gn, 1",
+             "  br i1 %g_is1, label %grid1ok, label %fail", "grid1ok:",
+             f"  %gx1o = call i8* {fn('tuple_item')}(i8* {g3}, i64 0)",
+             f"  %gx1 = call i64 {fn('as_u64')}(i8* %gx1o)", "  br label %gridok", "grid3:"]
+    for d in "xyz":
+        body += [f"  %g{d}3o = call i8* {fn('tuple_item')}(i8* {g3}, i64 {'xyz'.index(d)})",
+                 f"  %g{d}3 = call i64 {fn('as_u64')}(i8* %g{d}3o)"]
+    body += ["  br label %gridok", "gridok:", "  %gx = phi i64 [%gx1, %grid1ok], [%gx3, %grid3]",
+             "  %gy = phi i64 [1, %grid1ok], [%gy3, %grid3]", "  %gz = phi i64 [1, %grid1ok], [%gz3, %grid3]"]
+    check()
+    body += ["  %gor = or i64 %gx, %gy", "  %gor2 = or i64 %gor, %gz", "  %ghi = lshr i64 %gor2, 32",
+             "  %gwide = icmp ne i64 %ghi, 0"]
+    fail_if("%gwide")
+    for d in "xyz":
+        body.append(f"  %w{d} = trunc i64 %g{d} to i32")
+    # the stream: None is default_stream()'s, else an int handle
+    so = item(1)
+    body += [f"  %s_none = icmp eq i8* {so}, {obj(None)}",
+             "  br i1 %s_none, label %sdef, label %sgiven", "sdef:",
+             f"  %sr = call i8* {fn('call')}(i8* {obj(default_stream)}, i8* null)",
+             "  %sr_null = icmp eq i8* %sr, null", "  br i1 %sr_null, label %fail, label %sdefok", "sdefok:",
+             f"  %sv1 = call i64 {fn('as_u64')}(i8* %sr)", f"  call void {fn('decref')}(i8* %sr)",
+             "  br label %sdone", "sgiven:", f"  %sv2 = call i64 {fn('as_u64')}(i8* {so})", "  br label %sdone",
+             "sdone:", "  %sv = phi i64 [%sv1, %sdefok], [%sv2, %sgiven]"]
+    check()
+    # the arguments, into the buffer at their offsets
+    for i, (kind, off) in enumerate(zip(kinds, offsets)):
+        reader, ty, bounds = _TRUSTED_SCALARS[kind]
+        if i in pointers:  # the address read by the guard
+            v = pointers[i]
+        else:
+            o = item(2 + i)
+            body.append(f"  %r{i} = call {'double' if reader == 'as_double' else 'i64'} {fn(reader)}(i8* {o})")
+            check()
+            v = f"%r{i}"
+        if bounds is not None:
+            lo, hi = bounds
+            body += [f"  %lo{i} = icmp slt i64 {v}, {lo}", f"  %hi{i} = icmp sgt i64 {v}, {hi}",
+                     f"  %out{i} = or i1 %lo{i}, %hi{i}"]
+            fail_if(f"%out{i}")
+            body.append(f"  %v{i} = trunc i64 {v} to i32")
+            v = f"%v{i}"
+        elif kind == "fp32":  # a finite double beyond float's range does not fit (as struct's "f")
+            body += [f"  %abs{i} = call double @llvm.fabs.f64(double {v})",
+                     f"  %big{i} = fcmp ogt double %abs{i}, {_FLT_MAX}",
+                     f"  %inf{i} = fcmp oeq double %abs{i}, 0x7FF0000000000000",
+                     f"  %ninf{i} = xor i1 %inf{i}, true", f"  %over{i} = and i1 %big{i}, %ninf{i}"]
+            fail_if(f"%over{i}")
+            body.append(f"  %v{i} = fptrunc double {v} to float")
+            v = f"%v{i}"
+        body += [f"  %slot{i} = getelementptr [{max(size, 8)} x i8], [{max(size, 8)} x i8]* %buf, i64 0, i64 {off}",
+                 f"  %tslot{i} = bitcast i8* %slot{i} to {ty}*", f"  store {ty} {v}, {ty}* %tslot{i}",
+                 f"  %pp{i} = getelementptr [{max(n, 1)} x i8*], [{max(n, 1)} x i8*]* %kp, i64 0, i64 {i}",
+                 f"  store i8* %slot{i}, i8** %pp{i}"]
+    if n:
+        body.append(f"  %kp0 = getelementptr [{n} x i8*], [{n} x i8*]* %kp, i64 0, i64 0")
+    kp = "%kp0" if n else "null"
+    bx, by, bz = block
+    launch_ty = "i32 (i8*, i32, i32, i32, i32, i32, i32, i32, i8*, i8**, i8**)"
+    body += ["  %st = inttoptr i64 %sv to i8*",
+             f"  %r = call i32 inttoptr (i64 {launch_address} to {launch_ty}*)(i8* inttoptr (i64 {func} to i8*), "
+             f"i32 %wx, i32 %wy, i32 %wz, i32 {bx}, i32 {by}, i32 {bz}, i32 {shared}, i8* %st, i8** {kp}, i8** null)",
+             "  %r64 = sext i32 %r to i64"]
+    if guarded:  # launched: the result object; else the CUresult
+        body += ["  %launched = icmp eq i32 %r, 0", "  br i1 %launched, label %done, label %error", "done:",
+                 f"  call void {fn('incref')}(i8* {obj(result)})", f"  ret i8* {obj(result)}", "error:"]
+    body += [f"  %res = call i8* {fn('from_long')}(i64 %r64)", "  ret i8* %res"]
+    if guarded:  # "not this variant, or not packable": None
+        refuse = [f"  call void {fn('incref')}(i8* {obj(None)})", f"  ret i8* {obj(None)}"]
+    else:  # "nothing was launched: call launch"
+        refuse = [f"  %m1 = call i8* {fn('from_long')}(i64 -1)", "  ret i8* %m1"]
+    text = "\n".join([
+        "declare double @llvm.fabs.f64(double)",
+        "define i8* @tlxc_trusted(i8* %self, i8** %args, i64 %nargs) {",
+        "entry:",
+        f"  %buf = alloca [{max(size, 8)} x i8], align 16",
+        f"  %kp = alloca [{max(n, 1)} x i8*], align 8",
+        f"  %count_ok = icmp eq i64 %nargs, {n + 2 + len(extras)}",
+        "  br i1 %count_ok, label %start, label %fail",
+        "fail:",  # any error a C API call raised is cleared
+        f"  call void {fn('err_clear')}()",
+        *refuse,
+        "start:",
+        *body,
+        "}", ""])
+    return _builtin(text, "tlxc_trusted", tuple(held))
+
+
+def _builtin(text: str, name: str, keep: Any) -> Callable[..., Any]:
+    """JIT-compile the LLVM IR ``text`` and make its function ``name`` (the METH_FASTCALL
+    signature) a Python builtin, kept alive with ``keep`` for the process's lifetime."""
+    import llvmlite.binding as llvm
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    mod = llvm.parse_assembly(text)
+    mod.triple = llvm.get_process_triple()
+    mod.verify()
+    target = llvm.Target.from_default_triple().create_target_machine(opt=2)
+    engine = llvm.create_mcjit_compiler(mod, target)
+    engine.finalize_object()
+    fn = engine.get_function_address(name)
+    if not fn:
+        raise OSError("the JIT gave no address")
+    api = ctypes.pythonapi
+    method = _MethodDef(name.encode(), fn, _METH_FASTCALL, None)
+    new = api.PyCFunction_NewEx
+    new.restype = ctypes.py_object
+    new.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
+    builtin = new(ctypes.addressof(method), None, None)
+    _alive.append((engine, mod, method, keep))  # the builtin's code and method table live as long as the process
+    return builtin
+
+
+def trusted_launcher(func: int, block: tuple[int, int, int], shared: int, kinds: list[str], offsets: list[int],
+                     size: int, default_stream: Callable[[], int], **guarded: Any) -> Callable[..., Any] | None:
+    """``make_trusted_launcher`` over libcuda's ``cuLaunchKernel`` (``guarded``: its
+    keyword arguments ``alive``, ``guards``, ``extras``, ``result``); None where the native
+    launcher cannot be made or a parameter's kind is not one it converts."""
+    if native_launcher() is None or not trusted_kinds(kinds):
+        return None
+    try:
+        return make_trusted_launcher(_state["cuLaunchKernel"], func, block, shared, kinds, offsets, size,
+                                     default_stream, **guarded)
+    except Exception:  # noqa: BLE001 - an optimization only: the Python launcher remains
+        return None

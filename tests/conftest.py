@@ -3,6 +3,7 @@ error messages can show its lines) and imports it as a module."""
 
 from __future__ import annotations
 
+import ctypes
 import enum
 import importlib.util
 import itertools
@@ -71,33 +72,53 @@ def fake_driver(monkeypatch: pytest.MonkeyPatch) -> FakeDriver:
 
     monkeypatch.setattr(driver, "make_current", make_current)
 
+    def record(gx: int, gy: int, gz: int, st: int, kp: int, size: int) -> int:
+        for g in (gx, gy, gz):  # as cuda-python converts to unsigned int
+            if not 0 <= operator.index(g) < 2**32:
+                raise OverflowError("can't convert negative value to unsigned int")
+        if not (gx and gy and gz):
+            return driver.CUDA_ERROR_INVALID_VALUE  # as the driver does: nothing launched
+        data = b""
+        if kp:
+            first = ctypes.c_void_p.from_address(kp).value  # the pointer to the first slot
+            data = ctypes.string_at(first, size)
+        fake.launches.append(((gx, gy, gz), st, data))
+        return fake.results.pop(0) if fake.results else 0
+
     def launch_code(func: Any, block: Any, shared: int, cluster: Any, cooperative: bool,
                     ns: dict[str, Any]) -> tuple[list[str], Any]:
-        import ctypes
-
-        plan = ns["_pack_into"].__self__  # the plan's struct.Struct: its size is the buffer's
-
-        def record(gx: int, gy: int, gz: int, st: int, kp: int) -> int:
-            for g in (gx, gy, gz):  # as cuda-python converts to unsigned int
-                if not 0 <= operator.index(g) < 2**32:
-                    raise OverflowError("can't convert negative value to unsigned int")
-            if not (gx and gy and gz):
-                return driver.CUDA_ERROR_INVALID_VALUE  # as the driver does: nothing launched
-            data = b""
-            if kp:
-                first = ctypes.c_void_p.from_address(kp).value  # the pointer to the first slot
-                data = ctypes.string_at(first, plan.size)
-            fake.launches.append(((gx, gy, gz), st, data))
-            return fake.results.pop(0) if fake.results else 0
-
-        ns["_record"] = record
+        size = ns["_pack_into"].__self__.size  # the plan's struct.Struct: its size is the buffer's
+        ns["_record"] = lambda gx, gy, gz, st, kp: record(gx, gy, gz, st, kp, size)
         if cluster is None and not cooperative:
             return ["r = _record(gx, gy, gz, st, kp)"], None
         # a config per buffer, as for cuLaunchKernelEx: record the grid the config was given
         return ["cfg[:] = [gx, gy, gz]", "r = _record(*cfg, st, kp)"], lambda: [0, 0, 0]
 
     monkeypatch.setattr(driver, "launch_code", launch_code)
+
+    def native_trusted(func: int, block: Any, shared: int, kinds: list[str], offsets: list[int], size: int,
+                       default_stream: Any, **guarded: Any) -> Any:
+        """The real native ``launch_trusted``, over a stand-in for ``cuLaunchKernel`` that records."""
+        from tlxc.runtime import native_launch
+
+        if not native_launch.trusted_kinds(kinds):
+            return None
+
+        def stand_in(f: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, sh: int, st: Any, kp: Any,
+                     extra: Any) -> int:
+            return record(gx, gy, gz, st or 0, kp or 0, size)
+
+        cb = CU_LAUNCH_KERNEL(stand_in)
+        return native_launch.make_trusted_launcher(ctypes.cast(cb, ctypes.c_void_p).value, func, block, shared,
+                                                   kinds, offsets, size, default_stream, keep=cb, **guarded)
+
+    monkeypatch.setattr(driver, "native_trusted", native_trusted)
     return fake
+
+
+# cuLaunchKernel's C signature, for stand-ins
+CU_LAUNCH_KERNEL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *([ctypes.c_uint] * 7), ctypes.c_void_p,
+                                    ctypes.c_void_p, ctypes.c_void_p)
 
 
 # -- a fake hip-python: AMD launches run on the CPU and are recorded -----------------------------

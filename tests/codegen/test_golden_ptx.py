@@ -80,6 +80,35 @@ def test_vector_add_loads_one_element_when_n_is_unknown(arch: str) -> None:
 
 
 @tlxc.jit
+def hinted_copy(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + cols, eviction_policy="evict_last")
+    b = tl.load(x_ptr + BLOCK + cols, cache_modifier=".cg", eviction_policy="evict_first")
+    c = tl.load(x_ptr + 2 * BLOCK + cols, volatile=True, eviction_policy="evict_first")
+    d = tl.load(x_ptr + 3 * BLOCK + cols, eviction_policy="evict_normal")
+    tl.store(y_ptr + cols, a + b + c + d, eviction_policy="evict_first")
+
+
+def test_eviction_policies_are_l1_priorities_and_l2_cache_hints(arch: str) -> None:
+    """``evict_first`` / ``evict_last`` become the L1 priority of the access and an L2
+    policy (``createpolicy``) passed as its cache hint, as Triton lowers them; with a cache
+    modifier only the L2 hint; a volatile load and ``evict_normal`` take none."""
+    ptx = _ptx(hinted_copy, "*fp32:16,*fp32:16", (("BLOCK", 512),), arch)
+    filecheck(ptx, test_eviction_policies_are_l1_priorities_and_l2_cache_hints, arch)
+    # CHECK-LABEL: .visible .entry hinted_copy(
+    # CHECK:       createpolicy.fractional.L2::evict_last.b64 [[LAST:%rd[0-9]+]], 1.0;
+    # CHECK:       ld.global.L1::evict_last.L2::cache_hint.v4.b32 {{{.*}}}, [%rd{{[0-9]+}}], [[LAST]];
+    # CHECK:       createpolicy.fractional.L2::evict_first.b64 [[FIRST:%rd[0-9]+]], 1.0;
+    # CHECK:       ld.global.cg.L2::cache_hint.v4.b32 {{{.*}}}, [%rd{{[0-9]+}}], [[FIRST]];
+    # CHECK-NOT:   createpolicy
+    # CHECK:       ld.global.volatile.v4.b32 {{{.*}}}, [%rd{{[0-9]+}}];
+    # CHECK-NOT:   createpolicy
+    # CHECK:       ld.global.v4.b32 {{{.*}}}, [%rd{{[0-9]+}}];
+    # CHECK:       createpolicy.fractional.L2::evict_first.b64 [[STORE:%rd[0-9]+]], 1.0;
+    # CHECK:       st.global.L1::evict_first.L2::cache_hint.v4.b32 [%rd{{[0-9]+}}], {{{.*}}}, [[STORE]];
+
+
+@tlxc.jit
 def wrapped_rows(x_ptr, y_ptr, N, SHIFT, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     first = (pid - SHIFT) * BLOCK  # of unknown sign, as in the grouped GEMM ordering

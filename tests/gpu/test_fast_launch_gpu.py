@@ -50,6 +50,7 @@ def test_repeated_launches_take_the_trusted_path_and_compute() -> None:
     loaded.launch_trusted = lambda *a: calls.append(a) or real(*a)
     try:
         for i in range(3):
+            axpy._fast.hot[0] = None  # the key's way (a hit makes the variant hot again)
             out.zero_()
             _run(x, y, out, float(i), 4096)
             torch.cuda.synchronize()
@@ -60,6 +61,28 @@ def test_repeated_launches_take_the_trusted_path_and_compute() -> None:
     g3, stream, px, py, po, a, n = calls[-1]
     assert g3 == (16, 1, 1) and stream is None and (px, py, po) == (x.data_ptr(), y.data_ptr(), out.data_ptr())
     assert (a, n) == (2.0, 4096)
+
+
+def test_repeated_launches_take_the_hot_variant_and_compute() -> None:
+    """After a trusted launch its variant is hot: the next launches go through its native
+    guarded launch, which reads the tensors itself."""
+    x, y, out = _tensors(4096)
+    _run(x, y, out, 2.0, 4096)
+    _run(x, y, out, 2.0, 4096)
+    ck = axpy.last_compiled
+    real = axpy._fast.hot[0]
+    assert real is not None
+    answers = []
+    axpy._fast.hot[0] = lambda *a: answers.append(real(*a)) or answers[-1]
+    try:
+        for i in range(3):
+            out.zero_()
+            _run(x, y, out, float(i) + 0.5, 4096)
+            torch.cuda.synchronize()
+            torch.testing.assert_close(out, (i + 0.5) * x + y)
+    finally:
+        axpy._fast.hot[0] = real
+    assert answers == [ck] * 3
 
 
 def test_every_argument_the_key_tells_apart() -> None:

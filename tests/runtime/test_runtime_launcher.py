@@ -166,9 +166,16 @@ def test_cache_round_trip(tmp_path: Path) -> None:
     assert k is not None and k.binary == b"\x7fELF fake cubin" and k.num_warps == 2 and k.plan.signature == SIG
 
 
-def test_trusted_launch_packs_what_launch_packs(fake_driver: FakeDriver) -> None:
+@pytest.mark.parametrize("native", [True, False])
+def test_trusted_launch_packs_what_launch_packs(fake_driver: FakeDriver, monkeypatch, native: bool) -> None:
     """``launch_trusted`` (the fast path's, after its key checked the arguments) takes
-    addresses for pointers and packs the same bytes; a nonzero answer means nothing ran."""
+    addresses for pointers and packs the same bytes; a nonzero answer means nothing ran.
+    Native: the builtin of runtime/native_launch.py over a recording ``cuLaunchKernel``;
+    else the generated Python function."""
+    from tlxc.runtime import driver
+
+    if not native:
+        monkeypatch.setattr(driver, "native_trusted", lambda *a, **kw: None)
     k = kernel()
     x, y = FakeCudaArray(0x10000), FakeCudaArray(0x20000)
     assert k.launch_trusted((1, 1, 1), None, 0x10000, 0x20000, 5) == -1  # not loaded yet: "use launch"
@@ -182,8 +189,11 @@ def test_trusted_launch_packs_what_launch_packs(fake_driver: FakeDriver) -> None
     assert k.launch_trusted((1, 1, 1), None, 0x10000, 0x20000, 2**40) == -1  # cannot pack: "use launch"
     fake_driver.results.append(700)
     assert k.launch_trusted((1, 1, 1), None, 0x10000, 0x20000, 1) == 700  # the driver's answer, not raised
-    assert "def launch_trusted(g3, stream, a0, a1, a2)" in k.launch_trusted_source
-    assert "data_ptr" not in k.launch_trusted_source
+    if native:
+        assert "native" in k.launch_trusted_source and type(k.launch_trusted) is type(len)
+    else:
+        assert "def launch_trusted(g3, stream, a0, a1, a2)" in k.launch_trusted_source
+        assert "data_ptr" not in k.launch_trusted_source
 
 
 def test_no_trusted_launch_for_clusters_or_several_gpus(fake_driver: FakeDriver, monkeypatch) -> None:

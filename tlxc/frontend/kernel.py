@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 from ..errors import CompilationError, SemanticError, TlxcError, clean
 from ..language.core import constexpr
 from .callsite import caller_location
-from .launch import ENV_GET, ENV_KEY, ENV_OFF, LAUNCH_OPTIONS, Launcher, make_fast_launch, subscript
+from .launch import ENV_GET, ENV_KEY, ENV_OFF, LAUNCH_OPTIONS, FastTable, Launcher, make_fast_launch, subscript
 from .source import FunctionSource, parse_function
 from .specialize import ArgSpec, parse_signature, spec_of
 
@@ -49,10 +49,11 @@ class KernelFunction:
         self._source: FunctionSource | None = None
         # launch.py: the fast path's table of ready variants, its launchers by grid of ints,
         # its generated functions and the argument kinds they speculate on (from the first launch)
-        self._fast: dict[Any, Any] = {}
+        self._fast = FastTable()
         self._launchers: dict[Any, Any] = {}
         self._fast_fns: Any = ()  # () until made, None where the kernel has none
         self._fast_kinds: tuple[str, ...] | None = None  # the argument kinds it speculates on
+        self._fast_trusted = False  # whether its hits launch through launch_trusted (launch._trusted_kinds)
         self.cache = _VariantCache()
         self.last_compiled: Any = None
 

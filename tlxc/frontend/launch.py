@@ -69,6 +69,7 @@ LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "ctas_per_cga", "maxnre
 # is compiled without it, ``CompileOptions.for_target``)
 _KEY_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu")
 _MISSING = object()  # an argument not given (never a value a caller can pass)
+_ONE = "equals one"  # the key slot of an int argument equal to 1
 _UNSET = object()
 
 # TLXC_INTERPRET, read at every subscription. os.environ.get costs as much as the rest of
@@ -257,13 +258,29 @@ def _has(ck: Any, key: str) -> bool:
 
 # -- the table of ready variants ---------------------------------------------------------------------
 
+class FastTable(dict):
+    """The fast path's table of ready variants, by key, and its hot variant: ``hot[0]``,
+    the native guarded launch (``LoadedKernel.guarded_launch``) of the variant that the
+    last trusted launch used, or None. The generated code tries it before it computes a
+    key; emptying the table forgets it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hot: list[Any] = [None]  # one list for the table's life: the generated code holds it
+
+    def clear(self) -> None:
+        super().clear()
+        self.hot[0] = None
+
+
 def remember(kernel: "KernelFunction", key: tuple, loaded: Any, ck: Any, runtime: list[Any]) -> None:
     """Enter a launched variant in the fast table under the key of the launch, and under
     its speculative key too (see ``make_fast_launch``). The first launch fixes the kinds
     of arguments that the fast path speculates on."""
     if kernel._fast_kinds is None:
         kernel._fast_kinds = tuple(_kind(v) for v in runtime)
-        kernel._fast_fns = make_fast_launch(kernel, kernel._fast_kinds, _trusted_kinds(runtime, kernel._fast_kinds))
+        kernel._fast_trusted = _trusted_kinds(runtime, kernel._fast_kinds)
+        kernel._fast_fns = make_fast_launch(kernel, kernel._fast_kinds, kernel._fast_trusted)
         kernel._launchers.clear()  # bound to the functions that did not speculate
     keys = [key]
     speculative = kernel._fast_fns[2] if kernel._fast_fns else None
@@ -278,7 +295,12 @@ def remember(kernel: "KernelFunction", key: tuple, loaded: Any, ck: Any, runtime
         mod = sys.modules.get(modname)
         raw = getattr(mod, name, _MISSING) if mod is not None else _MISSING
         guards.append((modname, mod, name, raw, raw.value if isinstance(raw, constexpr) else _MISSING))
-    entry = (loaded, ck, tuple(guards))
+    hot = None
+    if keys[-1][-1] is True and kernel._fast_trusted and not guards:
+        hot = _guarded_launch(kernel, loaded, ck, keys[-1])
+        if hot is not None:
+            kernel._fast.hot[0] = hot
+    entry = (loaded, ck, tuple(guards), hot)
     for k in keys:
         # the pointer slots of a speculative key hold what spec_of reads only where the type
         # is one that spec_of takes through data_ptr()
@@ -286,6 +308,30 @@ def remember(kernel: "KernelFunction", key: tuple, loaded: Any, ck: Any, runtime
                                  for i, kind in enumerate(kernel._fast_kinds)):
             continue
         kernel._fast[tuple(v.value if isinstance(v, constexpr) else v for v in k)] = entry  # values, not wrappers
+
+
+def _guarded_launch(kernel: "KernelFunction", loaded: Any, ck: Any, key: tuple) -> Any:
+    """The native guarded launch of a variant (``LoadedKernel.guarded_launch``), whose
+    guards check what the speculative ``key`` of its launch holds: per tensor its type,
+    ``is_cuda``, dtype and alignment; per int that it is an ``int`` in i32 range and its
+    specialization (1, divisible by 16 or not); per float that it is a ``float``; the
+    constexprs and options after them by ``==``. None where a slot is of another kind
+    (numpy scalars, wide ints, a CPU tensor's key...)."""
+    guards: list[tuple] = []
+    for i, kind in enumerate(kernel._fast_kinds or ()):
+        t, spec, extra = key[3 * i: 3 * i + 3]
+        if kind == "ptr" and extra is not None and _pointer_type(t):
+            guards.append(("tensor", t, extra, spec))
+        elif kind == "int" and t is int and extra is True:
+            guards.append(("int", "one" if spec is _ONE else spec))
+        elif kind == "float" and t is float:
+            guards.append(("float",))
+        else:
+            return None
+    try:
+        return loaded.guarded_launch(guards, key[3 * len(guards): -1], ck)
+    except Exception:  # noqa: BLE001 - an optimization only: launches take the key's way
+        return None
 
 
 def _trusted_kinds(runtime: list[Any], kinds: tuple[str, ...]) -> bool:
@@ -437,7 +483,7 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
         "__TlxcError": TlxcError, "__clean": clean, "__LF": lambda fn: Launcher(kernel, fn, False),
         # builtins under names no parameter can take (a kernel may have one called ``type``)
         "__type": type, "__len": len, "__int": int, "__float": float, "__tuple": tuple, "__Exception": Exception,
-        "__ONE": "equals one",
+        "__ONE": _ONE, "__HOT": kernel._fast.hot,
         "__INT": _scalar_types()[0], "__FLOAT": _scalar_types()[1], "__wide": lambda v: spec_of(v, False).type,
         "__opts": lambda *v: {o: x for o, x in zip(opts, v) if x is not _MISSING},
         "__POS": frozenset(positional),
@@ -507,7 +553,14 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
     # LoadedKernel.launch checks, so launch_trusted packs and launches (0: done; anything
     # else: nothing ran, and launch explains or recovers)
     direct = [f"if __tr and not __e[0].launch_trusted(__g, {stream_arg}, {', '.join(trusted_values)}):",
+              "    if __e[3] is not None:",
+              "        __HOT[0] = __e[3]",  # the variant to try first next time
               "    return __e[1]"] if trusted else []
+    # the hot variant's native guarded launch, tried before any key: its answer is the
+    # compiled kernel where it launched, None (or a CUresult) where the key's way must decide
+    hot_try = ["__h = __HOT[0]", "if __h is not None:",
+               f"    __r = __h(__g, {stream_arg}, {''.join(f'{n}, ' for n in runtime + rest)})",
+               "    if __r is not None and __type(__r) is not __int:", "        return __r"] if trusted else []
 
     def emit(suffix: str, launcher: str, grid: list[str]) -> list[str]:
         """``__launch<suffix>`` and ``__rebind<suffix>``; ``launcher``: the expression of the
@@ -531,6 +584,7 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
             if n in defaults:
                 body += [f"if {n} is __M:", f"    {n} = __D_{n}"]
         body += grid
+        body += hot_try
         body += ["try:"] + ["    " + ln for ln in key_code]
         body += ["except __Exception:",  # an argument the slow path must look at (and maybe refuse)
                  "    __e = __key = None",

@@ -18,6 +18,23 @@ from .ptx import Reg, reg_class
 _CACHE = {"": "", ".ca": ".ca", ".cg": ".cg", ".cs": ".cs", ".cv": ".cv", ".wb": ".wb", ".wt": ".wt"}
 
 
+def _qualifiers(e: Emitter, op: Operation, volatile: bool = False) -> tuple[str, str]:
+    """(the qualifiers after ``ld.global`` / ``st.global``, what follows the operands) for
+    the op's cache modifier and eviction policy. ``evict_first`` / ``evict_last`` are L1
+    priorities (where no cache modifier takes their place) and an L2 policy made by
+    ``createpolicy`` and passed as the instruction's cache hint, as in Triton; a volatile
+    access takes no hint."""
+    cache = _CACHE[op.attrs["cache"]]
+    evict = op.attrs.get("eviction", "")
+    if volatile:
+        return cache + ".volatile", ""
+    if evict not in ("evict_first", "evict_last"):
+        return cache, ""
+    policy = e.fn.reg("b64")
+    e.fn.emit(f"createpolicy.fractional.L2::{evict}.b64 {policy}, 1.0")
+    return (cache or f".L1::{evict}") + ".L2::cache_hint", f", {policy}"
+
+
 def _elem(op: Operation) -> DType | PointerType:
     return op.operands[0].type.scalar.pointee
 
@@ -76,13 +93,13 @@ def load(e: Emitter, op: Operation) -> None:
     other = e.get(op.operand("other")).regs if op.operand("other") is not None else None
     size = elem.itemsize if isinstance(elem, DType) and elem.kind != Kind.BOOL else (8 if cls == "b64" else 1)
     v = vector_width(e, op, size)
-    cache = _CACHE[op.attrs["cache"]] + (".volatile" if op.attrs["volatile"] else "")
+    cache, hint = _qualifiers(e, op, bool(op.attrs["volatile"]))
     out: list[Reg] = []
     packed: dict[tuple[str, str], Reg] = {}
     for start in range(0, len(ptrs), v):
         if 1 < v and size == 2:
             out += _load_halves(e, op, ptrs[start], mask[start] if mask is not None else None,
-                                other[start:start + v] if other is not None else None, v, cache, packed)
+                                other[start:start + v] if other is not None else None, v, cache, hint, packed)
             continue
         regs = [e.fn.reg(cls if cls != "pred" else "b16") for _ in range(v)]
         if other is not None:
@@ -98,9 +115,9 @@ def load(e: Emitter, op: Operation) -> None:
         addr = ptrs[start]
         mt = _mem_type(elem)
         if v == 1:
-            e.fn.emit(f"ld.global{cache}.{mt} {regs[0]}, [{addr}]", pred)
+            e.fn.emit(f"ld.global{cache}.{mt} {regs[0]}, [{addr}]{hint}", pred)
         else:
-            e.fn.emit(f"ld.global{cache}.v{v}.{mt} {{{', '.join(map(str, regs))}}}, [{addr}]", pred)
+            e.fn.emit(f"ld.global{cache}.v{v}.{mt} {{{', '.join(map(str, regs))}}}, [{addr}]{hint}", pred)
         if cls == "pred":
             preds = []
             for r in regs:
@@ -113,7 +130,7 @@ def load(e: Emitter, op: Operation) -> None:
 
 
 def _load_halves(e: Emitter, op: Operation, addr: Reg, pred: Reg | None, other: list[Reg] | None, v: int,
-                 cache: str, packed: dict[tuple[str, str], Reg]) -> list[Reg]:
+                 cache: str, hint: str, packed: dict[tuple[str, str], Reg]) -> list[Reg]:
     """A vector of ``v`` 16-bit elements, moved as packed 32-bit words: the words start
     as the packed ``other`` values (each distinct pair packed once per load op: a splat
     ``other`` costs one ``mov`` per word), load, and split into the elements' registers."""
@@ -128,8 +145,8 @@ def _load_halves(e: Emitter, op: Operation, addr: Reg, pred: Reg | None, other: 
     elif pred is not None:
         _zero(e, words)
     vec = f".v{v // 2}" if v > 2 else ""
-    e.fn.emit(f"ld.global{cache}{vec}.b32 {{{', '.join(map(str, words))}}}, [{addr}]"
-              if vec else f"ld.global{cache}.b32 {words[0]}, [{addr}]", pred)
+    e.fn.emit(f"ld.global{cache}{vec}.b32 {{{', '.join(map(str, words))}}}, [{addr}]{hint}"
+              if vec else f"ld.global{cache}.b32 {words[0]}, [{addr}]{hint}", pred)
     regs = [e.fn.reg("b16") for _ in range(v)]
     for w, i in zip(words, range(0, v, 2)):
         e.fn.emit(f"mov.b32 {{{regs[i]}, {regs[i + 1]}}}, {w}")
@@ -155,7 +172,7 @@ def store(e: Emitter, op: Operation) -> None:
     mask = e.get(op.operand("mask")).regs if op.operand("mask") is not None else None
     size = elem.itemsize if isinstance(elem, DType) and elem.kind != Kind.BOOL else (8 if cls == "b64" else 1)
     v = vector_width(e, op, size)
-    cache = _CACHE[op.attrs["cache"]]
+    cache, hint = _qualifiers(e, op)
     layout = ptr_value.type.layout if ptr_value.type.shape else None
     if layout is not None:
         owner = owner_predicate(e, layout)
@@ -179,17 +196,18 @@ def store(e: Emitter, op: Operation) -> None:
         mt = _mem_type(elem)
         addr = ptrs[start]
         if v == 1:
-            e.fn.emit(f"st.global{cache}.{mt} [{addr}], {regs[0]}", pred)
+            e.fn.emit(f"st.global{cache}.{mt} [{addr}], {regs[0]}{hint}", pred)
         elif size >= 4 or size == 1:
-            e.fn.emit(f"st.global{cache}.v{v}.{mt} [{addr}], {{{', '.join(map(str, regs))}}}", pred)
+            e.fn.emit(f"st.global{cache}.v{v}.{mt} [{addr}], {{{', '.join(map(str, regs))}}}{hint}", pred)
         else:
             words = [e.fn.reg("b32") for _ in range(v // 2)]
             for w, i in zip(words, range(0, v, 2)):
                 e.fn.emit(f"mov.b32 {w}, {{{regs[i]}, {regs[i + 1]}}}")
             if v > 2:
-                e.fn.emit(f"st.global{cache}.v{v // 2}.b32 [{addr}], {{{', '.join(map(str, words))}}}", pred)
+                e.fn.emit(f"st.global{cache}.v{v // 2}.b32 [{addr}], {{{', '.join(map(str, words))}}}{hint}",
+                          pred)
             else:
-                e.fn.emit(f"st.global{cache}.b32 [{addr}], {words[0]}", pred)
+                e.fn.emit(f"st.global{cache}.b32 [{addr}], {words[0]}{hint}", pred)
 
 
 def _first_thread(e: Emitter) -> Reg:

@@ -1,0 +1,182 @@
+"""The hot variant of the fast path (tlxc/frontend/launch.py, ``FastTable.hot``): after a
+trusted launch, the next launch first tries that variant's native guarded launch
+(runtime/native_launch.py), which checks in C what the speculative key would hold and
+launches. These tests check that it launches exactly when the key's way would launch the
+same variant, with the same bytes, and steps aside otherwise.
+
+Runs on the CPU: the driver is the fake one of tests/conftest.py (whose ``cuLaunchKernel``
+is a recording stand-in under the real native code), and ``torch`` is a stand-in module
+whose ``Tensor`` speaks ``data_ptr()``, ``is_cuda``, ``dtype`` and ``device`` (the trusted
+path is taken for ``torch.Tensor`` arguments only)."""
+
+from __future__ import annotations
+
+import struct
+import sys
+import types
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.interpreter_only  # a fake driver: not meaningful with the real GPU harness
+
+
+class DType:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+
+DType.__module__ = "torch"
+
+
+class Device:
+    def __init__(self, kind: str) -> None:
+        self.type, self.index = kind, 0 if kind == "cuda" else None
+
+    def __str__(self) -> str:
+        return f"{self.type}:0" if self.type == "cuda" else self.type
+
+
+@pytest.fixture
+def torch(monkeypatch: pytest.MonkeyPatch) -> Any:
+    mod = types.ModuleType("torch")
+    mod.float32, mod.float16 = DType("float32"), DType("float16")
+
+    class Tensor:
+        def __init__(self, ptr: int, dtype: DType = mod.float32, cuda: bool = True) -> None:
+            self.ptr, self.dtype, self.is_cuda, self.device = ptr, dtype, cuda, Device("cuda" if cuda else "cpu")
+
+        def data_ptr(self) -> int:
+            return self.ptr
+
+        def get_device(self) -> int:
+            return 0 if self.is_cuda else -1
+
+    mod.Tensor = Tensor
+    mod.cuda = types.SimpleNamespace(is_initialized=lambda: False)
+    monkeypatch.setitem(sys.modules, "torch", mod)
+    return mod
+
+
+SOURCE = """
+@tlxc.jit
+def k(x, y, n, s, BLOCK: tl.constexpr):
+    pass
+"""
+
+
+def hot_calls(kernel: Any) -> list[Any]:
+    """Wrap the hot variant's guarded launch: a list of its answers."""
+    answers: list[Any] = []
+    real = kernel._fast.hot[0]
+    assert real is not None, "no hot variant"
+
+    def spy(*args: Any) -> Any:
+        r = real(*args)
+        answers.append(r)
+        return r
+
+    kernel._fast.hot[0] = spy
+    return answers
+
+
+def test_hot_variant_launches_the_same_bytes(fake_driver: Any, torch: Any, load_kernels: Any) -> None:
+    m = load_kernels(SOURCE)
+    x, y = torch.Tensor(0x7F0000000000), torch.Tensor(0x7F0000100000)
+    first = m.k[(3,)](x, y, 64, 0.5, BLOCK=32)  # the slow path: compiles, remembers
+    assert m.k._fast_trusted and m.k._fast.hot[0] is not None
+    answers = hot_calls(m.k)
+    assert m.k[(3,)](x, y, 64, 0.5, BLOCK=32) is first
+    assert answers == [first]
+    assert [launch[0] for launch in fake_driver.launches] == [(3, 1, 1)] * 2
+    assert fake_driver.launches[0][2] == fake_driver.launches[1][2] == struct.pack("<QQif", x.ptr, y.ptr, 64, 0.5)
+    m.k[(5, 2)](x, y, 64, 0.25, BLOCK=32, stream=0x77)  # a 2-D grid, a stream
+    assert answers[-1] is first and fake_driver.launches[-1][:2] == ((5, 2, 1), 0x77)
+    assert fake_driver.launches[-1][2] == struct.pack("<QQif", x.ptr, y.ptr, 64, 0.25)
+
+
+@pytest.mark.parametrize("change", ["align", "dtype", "divisibility", "one", "wide", "constexpr", "option",
+                                    "float_type"])
+def test_what_the_hot_variant_does_not_take_goes_the_key_way(fake_driver: Any, torch: Any, load_kernels: Any,
+                                                              change: str) -> None:
+    """Each change makes another variant (or another path): the guarded launch answers
+    None, and the launch is the one the slow path would make."""
+    from tlxc.frontend.launch import Launcher
+
+    m = load_kernels(SOURCE)
+    x, y = torch.Tensor(0x7F0000000000), torch.Tensor(0x7F0000100000)
+    first = m.k[(1,)](x, y, 64, 0.5, BLOCK=32)
+    answers = hot_calls(m.k)
+    args: list[Any] = [x, y, 64, 0.5]
+    kw: dict[str, Any] = {"BLOCK": 32}
+    if change == "align":
+        args[0] = torch.Tensor(0x7F0000000004)
+    elif change == "dtype":
+        args[1] = torch.Tensor(0x7F0000100000, torch.float16)
+    elif change == "divisibility":
+        args[2] = 65
+    elif change == "one":
+        args[2] = 1
+    elif change == "wide":
+        args[2] = 2**33
+    elif change == "constexpr":
+        kw["BLOCK"] = 64
+    elif change == "option":
+        kw["num_warps"] = 8
+    elif change == "float_type":
+        args[3] = 2  # an int where a float was: another signature
+    got = m.k[(1,)](*args, **kw)
+    assert answers == [None]
+    assert got is not first and got is Launcher(m.k, (1,), False)(*args, **kw)
+
+
+def test_a_cpu_tensor_is_refused_by_the_hot_variant_and_reported(fake_driver: Any, torch: Any,
+                                                                 load_kernels: Any) -> None:
+    from tlxc.runtime import LaunchError
+
+    m = load_kernels(SOURCE)
+    x, y = torch.Tensor(0x7F0000000000), torch.Tensor(0x7F0000100000)
+    m.k[(1,)](x, y, 64, 0.5, BLOCK=32)
+    answers = hot_calls(m.k)
+    n = len(fake_driver.launches)
+    with pytest.raises(LaunchError, match="not on the GPU"):
+        m.k[(1,)](torch.Tensor(0x1000, cuda=False), y, 64, 0.5, BLOCK=32)
+    assert answers == [None] and len(fake_driver.launches) == n
+
+
+def test_the_hot_variant_follows_the_last_trusted_hit(fake_driver: Any, torch: Any, load_kernels: Any) -> None:
+    m = load_kernels(SOURCE)
+    x, y = torch.Tensor(0x7F0000000000), torch.Tensor(0x7F0000100000)
+    a = m.k[(1,)](x, y, 64, 0.5, BLOCK=32)
+    b = m.k[(1,)](x, y, 65, 0.5, BLOCK=32)  # b becomes hot
+    hot_b = m.k._fast.hot[0]
+    assert m.k[(1,)](x, y, 64, 0.5, BLOCK=32) is a  # a key hit: a is hot again
+    assert m.k._fast.hot[0] is not hot_b
+    answers = hot_calls(m.k)
+    assert m.k[(1,)](x, y, 64, 0.5, BLOCK=32) is a and answers == [a]
+    assert m.k[(1,)](x, y, 65, 0.5, BLOCK=32) is b and answers == [a, None]
+
+
+def test_emptying_the_cache_or_unloading_forgets_the_hot_variant(fake_driver: Any, torch: Any, load_kernels: Any,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from tlxc.runtime import driver
+
+    from tlxc.frontend.launch import _MISSING
+
+    monkeypatch.setattr(driver, "unload_module", lambda module: None)
+    m = load_kernels(SOURCE)
+    x, y = torch.Tensor(0x7F0000000000), torch.Tensor(0x7F0000100000)
+    a = m.k[(1,)](x, y, 64, 0.5, BLOCK=32)
+    hot = m.k._fast.hot[0]
+    options = [_MISSING] * 5  # num_warps, num_stages, num_ctas, maxnreg, waves_per_eu: not given
+    n = len(fake_driver.launches)
+    assert hot((1,), None, x, y, 64, 0.5, 32, *options) is a and len(fake_driver.launches) == n + 1
+    a._loaded.unload()
+    assert hot((1,), None, x, y, 64, 0.5, 32, *options) is None and len(fake_driver.launches) == n + 1
+    assert m.k[(1,)](x, y, 64, 0.5, BLOCK=32) is a  # loads again through launch
+    assert len(fake_driver.launches) == n + 2
+    m.k.cache.clear()
+    assert m.k._fast.hot[0] is None
