@@ -44,6 +44,19 @@ entry is (the LoadedKernel, the CompiledKernel, guards on the module globals it 
 a hit checks that each such global is still the same object (identity; any change
 sends the launch to the slow path, which compares values and recompiles or refills).
 Replacing or removing an entry of ``kernel.cache`` empties the table.
+
+The hot variant. Where every argument is a PyTorch tensor, an int or a float (the
+trusted kinds), a hit launches through ``LoadedKernel.launch_trusted``, a native builtin
+(runtime/native_launch.py) that packs and calls ``cuLaunchKernel``. The variant of the
+last such launch is also *hot* (``FastTable.hot``): its native guarded launch, made in
+``remember`` from the speculative key of its launch, checks in C what that key holds --
+each tensor's exact type, ``is_cuda``, dtype object and alignment, each int's type, i32
+range and specialization, each float's type, the constexprs and options by ``==`` -- and
+launches. The generated code tries it before computing any key; where a check fails it
+answers None and the key decides as above (a hit makes that variant hot). Computing the
+key in Python costs about as much as the launch itself with four tensors, which is
+what this saves. Entries with module-global guards are never hot; unloading the kernel
+or emptying the table makes the hot variant refuse or forgets it.
 """
 
 from __future__ import annotations
