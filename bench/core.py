@@ -1,9 +1,10 @@
 """Core-language benchmarks on one GPU, tlxc and Triton side by side in one run.
 
 * launch: ``kernel[grid](...)`` of a tiny kernel (4 tensor args + an int), tlxc vs
-  Triton, and the parts and floors under them: ``launch_trusted`` (what the fast path
-  ends in: the native launch of runtime/native_launch.py), the fast path's key alone
-  (no launch), ``LoadedKernel.launch`` (the runtime's launch with its argument checks),
+  Triton, and the parts and floors under them: the hot variant's native guarded launch
+  (what a repeated launch ends in), ``launch_trusted`` (what a key hit ends in: the native
+  launch of runtime/native_launch.py), the fast path's key alone and ``kernel[grid]``
+  alone (no launch), ``LoadedKernel.launch`` (the runtime's launch with its argument checks),
   the raw ``cuLaunchKernel`` through cuda-python with the arguments packed beforehand,
   and -- where ``nvcc`` is on PATH -- the same driver call in a loop of C, which is what
   the host and driver cost without any Python.
@@ -102,6 +103,13 @@ def bench_launch(results: dict[str, Any]) -> None:
            "raw cuLaunchKernel, cuda-python": lambda: drv.cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, None, kp, 0)}
     ptrs = [x.data_ptr() for x in xs]
     fns["tlxc launch_trusted"] = lambda: lk.launch_trusted((1, 1, 1), None, *ptrs, 1024)
+    tiny_tlxc.tiny[(1,)](*xs, 1024, BLOCK=128)  # a trusted hit: the variant is hot
+    hot = tiny_tlxc.tiny._fast.hot[0]
+    if hot is not None:  # the variant's native guarded launch alone (options not given)
+        from tlxc.frontend.launch import _MISSING
+
+        fns["tlxc hot guarded launch"] = lambda: hot((1, 1, 1), None, *xs, 1024, 128, *[_MISSING] * 5)
+    fns["tlxc kernel[grid] subscript only"] = lambda: tiny_tlxc.tiny[(1,)]
     speculative = tiny_tlxc.tiny._fast_fns[2] if tiny_tlxc.tiny._fast_fns else None
     if speculative is not None:  # the fast path's key, without the launch (no GPU work)
         fns["tlxc fast-path key only"] = lambda: speculative(*xs, 1024)
