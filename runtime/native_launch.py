@@ -28,6 +28,7 @@ import sys
 from typing import Any, Callable
 
 _METH_FASTCALL = 0x0080
+_METH_KEYWORDS = 0x0002
 _state: dict[str, Any] = {}  # "launch": the builtin made for libcuda (None: cannot be made)
 _alive: list[Any] = []  # what the builtins use: JIT engines, method tables
 
@@ -376,7 +377,7 @@ def make_trusted_launcher(launch_address: int, func: int, block: tuple[int, int,
     return _builtin(text, "tlxc_trusted", tuple(held))
 
 
-def _builtin(text: str, name: str, keep: Any) -> Callable[..., Any]:
+def _builtin(text: str, name: str, keep: Any, flags: int = _METH_FASTCALL) -> Callable[..., Any]:
     """JIT-compile the LLVM IR ``text`` and make its function ``name`` (the METH_FASTCALL
     signature) a Python builtin, kept alive with ``keep`` for the process's lifetime."""
     import llvmlite.binding as llvm
@@ -393,7 +394,7 @@ def _builtin(text: str, name: str, keep: Any) -> Callable[..., Any]:
     if not fn:
         raise OSError("the JIT gave no address")
     api = ctypes.pythonapi
-    method = _MethodDef(name.encode(), fn, _METH_FASTCALL, None)
+    method = _MethodDef(name.encode(), fn, flags, None)
     new = api.PyCFunction_NewEx
     new.restype = ctypes.py_object
     new.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
@@ -414,3 +415,128 @@ def trusted_launcher(func: int, block: tuple[int, int, int], shared: int, kinds:
                                      default_stream, **guarded)
     except Exception:  # noqa: BLE001 - an optimization only: the Python launcher remains
         return None
+
+
+# -- the entry of kernel[grid](...) ---------------------------------------------------------------------
+
+NO_DEFAULT = object()  # make_dispatcher: a keyword that must be given
+
+
+def make_dispatcher(fallback: Callable[..., Any], hot: list, n_positional: int, runtime: list[int],
+                    keywords: list[str], defaults: list[Any], extras: list[tuple[str, Any]]) -> Callable[..., Any]:
+    """A builtin ``dispatch(L, *args, **kwargs)`` that launches through the hot variant
+    ``hot[0]`` (a guarded launch, see ``make_trusted_launcher``) when the call has the
+    usual shape, and otherwise -- or when the hot variant answers anything but the
+    compiled kernel -- returns ``fallback(L, *args, **kwargs)`` (the generated Python
+    launch function, which decides everything).
+
+    The usual shapes: ``n_positional`` arguments by position, then some of ``keywords``
+    (the trailing constexprs, in order) by position and the others, or some of them, by
+    keyword (``defaults[i]`` is the default of ``keywords[i]``, ``NO_DEFAULT`` where it
+    has none); anything else (an option, a stream, a keyword for a positional parameter,
+    a missing or doubled argument) goes to the fallback as it is. The hot variant is called as
+    ``hot(L.g3, None, *(args[i] for i in runtime), *extras)``, each extra being
+    ``("pos", i)`` (``args[i]``), ``("kw", i)`` (``keywords[i]``'s value) or
+    ``("obj", o)`` (``o`` itself: an option not given)."""
+    api = ctypes.pythonapi
+    names = {"vectorcall": "PyObject_Vectorcall", "list_item": "PyList_GetItem", "tuple_size": "PyTuple_Size",
+             "tuple_item": "PyTuple_GetItem", "getattr": "PyObject_GetAttr", "decref": "Py_DecRef",
+             "err_clear": "PyErr_Clear", "incref": "Py_IncRef"}
+    a = {k: _address(api, v) for k, v in names.items()}
+    if not all(a.values()):
+        raise OSError("a symbol is missing")
+    sig = {"vectorcall": "i8* (i8*, i8**, i64, i8*)", "list_item": "i8* (i8*, i64)", "tuple_size": "i64 (i8*)",
+           "tuple_item": "i8* (i8*, i64)", "getattr": "i8* (i8*, i8*)", "decref": "void (i8*)",
+           "err_clear": "void ()", "incref": "void (i8*)"}
+    interned = [sys.intern(k) for k in keywords]
+    g3_name = sys.intern("g3")
+    held = [fallback, hot, interned, defaults, extras, g3_name]
+
+    def fn(name: str) -> str:
+        return f"inttoptr (i64 {a[name]} to {sig[name]}*)"
+
+    def obj(o: Any) -> str:
+        return f"inttoptr (i64 {id(o)} to i8*)"
+
+    nk = len(keywords)
+    body: list[str] = []
+    labels = iter(range(1 << 30))
+    # the call's shape: L and n_positional arguments by position
+    body += ["  %nargs = and i64 %nargsf, 9223372036854775807",
+             f"  %npx = sub i64 %nargs, {1 + n_positional}",  # trailing constexprs given by position
+             "  %few = icmp slt i64 %npx, 0", f"  %many = icmp sgt i64 %npx, {len(keywords)}",
+             "  %shape_bad = or i1 %few, %many",
+             "  br i1 %shape_bad, label %fallback, label %hot", "hot:",
+             f"  %h = call i8* {fn('list_item')}(i8* {obj(hot)}, i64 0)",
+             f"  %h_none = icmp eq i8* %h, {obj(None)}", "  %h_null = icmp eq i8* %h, null",
+             "  %h_bad = or i1 %h_none, %h_null", "  br i1 %h_bad, label %fallback, label %kw"]
+    # the keywords: each one of ``keywords`` (by identity of the interned name), once
+    body += ["kw:"]
+    for i in range(nk):
+        d = defaults[i]
+        k = next(labels)
+        body += [f"  %kv{i} = alloca i8*", f"  store i8* {'null' if d is NO_DEFAULT else obj(d)}, i8** %kv{i}",
+                 f"  %bypos{k} = icmp sgt i64 %npx, {i}", f"  br i1 %bypos{k}, label %pos{k}, label %next{k}",
+                 f"pos{k}:", f"  %pp{k} = getelementptr i8*, i8** %args, i64 {1 + n_positional + i}",
+                 f"  %pv{k} = load i8*, i8** %pp{k}", f"  store i8* %pv{k}, i8** %kv{i}", f"  br label %next{k}",
+                 f"next{k}:"]
+    body += ["  %kwnull = icmp eq i8* %kwnames, null", "  br i1 %kwnull, label %kwdone, label %kwcount", "kwcount:",
+             f"  %nkw = call i64 {fn('tuple_size')}(i8* %kwnames)", "  br label %kwloop", "kwloop:",
+             "  %ki = phi i64 [0, %kwcount], [%ki_next, %kwnext]",
+             "  %kmore = icmp slt i64 %ki, %nkw", "  br i1 %kmore, label %kwbody, label %kwdone", "kwbody:",
+             f"  %kname = call i8* {fn('tuple_item')}(i8* %kwnames, i64 %ki)",
+             "  %kpos = add i64 %ki, %nargs", "  %kvp = getelementptr i8*, i8** %args, i64 %kpos",
+             "  %kval = load i8*, i8** %kvp"]
+    for i in range(nk):
+        k = next(labels)
+        # given by position too: the fallback raises Python's error
+        body += [f"  %is{k} = icmp eq i8* %kname, {obj(interned[i])}",
+                 f"  br i1 %is{k}, label %dup{k}, label %no{k}", f"dup{k}:", f"  %twice{k} = icmp sgt i64 %npx, {i}",
+                 f"  br i1 %twice{k}, label %fallback, label %set{k}",
+                 f"set{k}:", f"  store i8* %kval, i8** %kv{i}", "  br label %kwnext", f"no{k}:"]
+    body += ["  br label %fallback",  # a keyword it does not take here
+             "kwnext:", "  %ki_next = add i64 %ki, 1", "  br label %kwloop", "kwdone:"]
+    for i in range(nk):
+        body += [f"  %kl{i} = load i8*, i8** %kv{i}", f"  %kmiss{i} = icmp eq i8* %kl{i}, null"]
+        k = next(labels)
+        body += [f"  br i1 %kmiss{i}, label %fallback, label %have{k}", f"have{k}:"]
+    # the hot variant's arguments: g3, None, the runtime arguments, the extras
+    count = 2 + len(runtime) + len(extras)
+    body += ["  %Lp = getelementptr i8*, i8** %args, i64 0", "  %L = load i8*, i8** %Lp",
+             f"  %g3 = call i8* {fn('getattr')}(i8* %L, i8* {obj(g3_name)})", "  %g3null = icmp eq i8* %g3, null",
+             "  br i1 %g3null, label %clear, label %call", "call:",
+             f"  %stack = alloca [{count} x i8*]"]
+    values = ["%g3", obj(None)]
+    for i in runtime:
+        body += [f"  %rp{i} = getelementptr i8*, i8** %args, i64 {1 + i}", f"  %rv{i} = load i8*, i8** %rp{i}"]
+        values.append(f"%rv{i}")
+    for j, (kind, x) in enumerate(extras):
+        if kind == "pos":
+            body += [f"  %ep{j} = getelementptr i8*, i8** %args, i64 {1 + x}", f"  %ev{j} = load i8*, i8** %ep{j}"]
+            values.append(f"%ev{j}")
+        elif kind == "kw":
+            values.append(f"%kl{x}")
+        else:
+            held.append(x)
+            values.append(obj(x))
+    for j, v in enumerate(values):
+        body += [f"  %sp{j} = getelementptr [{count} x i8*], [{count} x i8*]* %stack, i64 0, i64 {j}",
+                 f"  store i8* {v}, i8** %sp{j}"]
+    body += [f"  %s0 = getelementptr [{count} x i8*], [{count} x i8*]* %stack, i64 0, i64 0",
+             f"  call void {fn('incref')}(i8* %h)",  # held through the call, whatever replaces hot[0]
+             f"  %r = call i8* {fn('vectorcall')}(i8* %h, i8** %s0, i64 {count}, i8* null)",
+             f"  call void {fn('decref')}(i8* %h)", f"  call void {fn('decref')}(i8* %g3)",
+             "  %rnull = icmp eq i8* %r, null", "  br i1 %rnull, label %clear, label %got", "got:",
+             f"  %rnone = icmp eq i8* %r, {obj(None)}", "  br i1 %rnone, label %drop, label %rtype", "rtype:",
+             # an int is a failed launch's CUresult: the fallback explains it
+             "  %rtp = bitcast i8* %r to i8**", "  %rtq = getelementptr i8*, i8** %rtp, i64 1",
+             "  %rty = load i8*, i8** %rtq", f"  %rint = icmp eq i8* %rty, {obj(int)}",
+             "  br i1 %rint, label %drop, label %done", "done:", "  ret i8* %r",
+             "drop:", f"  call void {fn('decref')}(i8* %r)", "  br label %fallback",
+             "clear:", f"  call void {fn('err_clear')}()", "  br label %fallback",
+             "fallback:",
+             f"  %f = call i8* {fn('vectorcall')}(i8* {obj(fallback)}, i8** %args, i64 %nargsf, i8* %kwnames)",
+             "  ret i8* %f"]
+    text = "\n".join(["define i8* @tlxc_dispatch(i8* %self, i8** %args, i64 %nargsf, i8* %kwnames) {", "entry:",
+                      *body, "}", ""])
+    return _builtin(text, "tlxc_dispatch", tuple(held), flags=_METH_FASTCALL | _METH_KEYWORDS)

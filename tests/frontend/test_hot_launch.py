@@ -129,7 +129,8 @@ def test_what_the_hot_variant_does_not_take_goes_the_key_way(fake_driver: Any, t
     elif change == "float_type":
         args[3] = 2  # an int where a float was: another signature
     got = m.k[(1,)](*args, **kw)
-    assert answers == [None]
+    # an option is not a call shape the native entry takes: it goes straight to the key's way
+    assert answers == ([] if change == "option" else [None])
     assert got is not first and got is Launcher(m.k, (1,), False)(*args, **kw)
 
 
@@ -180,3 +181,72 @@ def test_emptying_the_cache_or_unloading_forgets_the_hot_variant(fake_driver: An
     assert len(fake_driver.launches) == n + 2
     m.k.cache.clear()
     assert m.k._fast.hot[0] is None
+
+
+# -- the native entry of kernel[grid](...) (native_launch.make_dispatcher) --------------------------------
+
+SHAPES = """
+@tlxc.jit
+def k(x, y, n, s, BLOCK: tl.constexpr, FLAG: tl.constexpr = 1):
+    pass
+
+
+@tlxc.jit
+def mid(x, B: tl.constexpr, n, eps=1.0, C: tl.constexpr = 4):
+    pass
+"""
+
+
+@pytest.mark.parametrize("call", [
+    lambda k, x, y: k[(1,)](x, y, 64, 0.5, BLOCK=32),
+    lambda k, x, y: k[(1,)](x, y, 64, 0.5, 32),
+    lambda k, x, y: k[(1,)](x, y, 64, 0.5, 32, 1),
+    lambda k, x, y: k[(1,)](x, y, 64, 0.5, 32, FLAG=1),
+    lambda k, x, y: k[(1,)](x, y, 64, 0.5, FLAG=1, BLOCK=32),
+])
+def test_the_native_entry_takes_the_usual_call_shapes(fake_driver: Any, torch: Any, load_kernels: Any,
+                                                      call: Any) -> None:
+    m = load_kernels(SHAPES)
+    x, y = torch.Tensor(0x7F0000000000), torch.Tensor(0x7F0000100000)
+    first = m.k[(1,)](x, y, 64, 0.5, BLOCK=32)
+    answers = hot_calls(m.k)
+    assert call(m.k, x, y) is first
+    assert answers == [first]
+    assert fake_driver.launches[-1][2] == fake_driver.launches[0][2]
+
+
+@pytest.mark.parametrize("call,error", [
+    (lambda k, x, y: k[(1,)](x, y, 64, 0.5, 32, BLOCK=32), "BLOCK"),  # given twice
+    (lambda k, x, y: k[(1,)](x, y, 64, 0.5), "BLOCK"),  # missing
+    (lambda k, x, y: k[(1,)](x, y, 64, 0.5, BLOCK=32, WIDTH=2), "WIDTH"),  # unknown
+    (lambda k, x, y: k[(1,)](x, y, 64, 0.5, 32, 1, 7), "arguments"),  # too many
+])
+def test_the_native_entry_leaves_wrong_calls_to_the_slow_path(fake_driver: Any, torch: Any, load_kernels: Any,
+                                                              call: Any, error: str) -> None:
+    import tlxc
+
+    m = load_kernels(SHAPES)
+    x, y = torch.Tensor(0x7F0000000000), torch.Tensor(0x7F0000100000)
+    m.k[(1,)](x, y, 64, 0.5, BLOCK=32)
+    answers = hot_calls(m.k)
+    n = len(fake_driver.launches)
+    with pytest.raises(tlxc.CompilationError, match=error):
+        call(m.k, x, y)
+    assert answers == [] and len(fake_driver.launches) == n
+
+
+def test_other_shapes_launch_through_the_generated_function(fake_driver: Any, torch: Any, load_kernels: Any) -> None:
+    """A keyword for a parameter before the constexprs, or a constexpr among the runtime
+    parameters with a runtime default after it: not the native entry's shapes; the same
+    variant all the same."""
+    m = load_kernels(SHAPES)
+    x, y = torch.Tensor(0x7F0000000000), torch.Tensor(0x7F0000100000)
+    first = m.k[(1,)](x, y, 64, 0.5, BLOCK=32)
+    answers = hot_calls(m.k)
+    assert m.k[(1,)](x, y, 64, s=0.5, BLOCK=32) is first
+    assert m.k[(1,)](x, y=y, n=64, s=0.5, BLOCK=32) is first
+    assert answers == []
+    a = m.mid[(2,)](x, 8, 16)
+    assert m.mid[(2,)](x, 8, 16) is a and m.mid[(2,)](x, 8, 16, 1.0) is a and m.mid[(2,)](x, 8, 16, 1.0, 4) is a
+    assert m.mid[(2,)](x, 8, 16, C=4) is a
+    assert m.mid[(2,)](x, 8, 16, 2.0, C=8) is not a

@@ -438,7 +438,7 @@ def subscript(kernel: "KernelFunction", grid: Any) -> Any:
         return Launcher(kernel, grid, False)  # the launch raises, pointing at the caller's line
     if not (g3[0] and g3[1] and g3[2]):
         return Launcher(kernel, grid, False)  # empty: compiles, runs nothing
-    launcher = functools.partial(fast[0], Launcher(kernel, grid, False, g3))
+    launcher = functools.partial(fast[3] or fast[0], Launcher(kernel, grid, False, g3))
     if type(grid) is int or type(grid) is tuple and all(type(g) is int for g in grid):
         if len(kernel._launchers) >= _MAX_SUBSCRIPTS:
             kernel._launchers.clear()
@@ -447,10 +447,13 @@ def subscript(kernel: "KernelFunction", grid: Any) -> Any:
 
 
 def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = None, trusted: bool = False,
-                     ) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any] | None] | None:
+                     ) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any] | None,
+                                Callable[..., Any] | None] | None:
     """The fast launch functions of ``kernel`` (see the module docstring): one bound to a
-    ``Launcher`` with a checked grid, one bound to a grid callable, and the function that
-    gives the speculative key slots of runtime arguments (None without ``kinds``). None
+    ``Launcher`` with a checked grid, one bound to a grid callable, the function that
+    gives the speculative key slots of runtime arguments (None without ``kinds``), and
+    with ``trusted`` the native entry (``native_launch.make_dispatcher``) that tries the
+    hot variant before calling the first one (else None). None
     where the kernel's signature is one they do not mirror (``*args``, names starting with
     ``__``, which the generated code uses).
 
@@ -575,7 +578,7 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
                f"    __r = __h(__g, {stream_arg}, {''.join(f'{n}, ' for n in runtime + rest)})",
                "    if __r is not None and __type(__r) is not __int:", "        return __r"] if trusted else []
 
-    def emit(suffix: str, launcher: str, grid: list[str]) -> list[str]:
+    def emit(suffix: str, launcher: str, grid: list[str], hot: bool = True) -> list[str]:
         """``__launch<suffix>`` and ``__rebind<suffix>``; ``launcher``: the expression of the
         slow path's Launcher; ``grid``: the statements that set ``__g``."""
         to_slow = f"return __slow({launcher}, {call})"
@@ -597,7 +600,7 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
             if n in defaults:
                 body += [f"if {n} is __M:", f"    {n} = __D_{n}"]
         body += grid
-        body += hot_try
+        body += hot_try if hot else []
         body += ["try:"] + ["    " + ln for ln in key_code]
         body += ["except __Exception:",  # an argument the slow path must look at (and maybe refuse)
                  "    __e = __key = None",
@@ -637,6 +640,7 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
 
     text = "\n".join(
         speculative + emit("", "__L", ["__g = __L.g3"])
+        + (emit("_cold", "__L", ["__g = __L.g3"], hot=False) if trusted else [])  # the native entry's fallback
         + emit("_fn", "__LF(__L)", [f"__g = __L({meta})",  # (n,) with n > 0 passes as it is
                                     "if __type(__g) is not __tuple or __len(__g) != 1 or __type(__g[0]) is not "
                                     "__int or __g[0] <= 0:",
@@ -648,4 +652,23 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
                             f"<tlxc launch of {kernel.__module__}.{kernel.__qualname__} at 0x{id(kernel):x}>")
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     exec(compile(text, filename, "exec"), ns)
-    return ns["__launch"], ns["__launch_fn"], ns.get("__speculative")
+    dispatch = None
+    if trusted:  # the native entry: the hot variant first, for the usual call shape
+        from ..runtime.native_launch import NO_DEFAULT as _NO_DEFAULT
+
+        extras = [("pos", positional.index(n)) if n in positional else ("kw", keyword.index(n)) if n in keyword
+                  else ("obj", _MISSING) for n in rest]
+        dispatch = _dispatcher(ns["__launch_cold"], kernel._fast.hot, len(positional),
+                               [positional.index(n) for n in runtime], keyword,
+                               [defaults.get(n, _NO_DEFAULT) for n in keyword], extras)
+    return ns["__launch"], ns["__launch_fn"], ns.get("__speculative"), dispatch
+
+
+def _dispatcher(*args: Any) -> Any:
+    """``native_launch.make_dispatcher(*args)``, or None where it cannot be made."""
+    from ..runtime.native_launch import make_dispatcher
+
+    try:
+        return make_dispatcher(*args)
+    except Exception:  # noqa: BLE001 - an optimization only: kernel[grid] calls the generated function
+        return None
