@@ -57,6 +57,14 @@ answers None and the key decides as above (a hit makes that variant hot). Comput
 key in Python costs about as much as the launch itself with four tensors, which is
 what this saves. Entries with module-global guards are never hot; unloading the kernel
 or emptying the table makes the hot variant refuse or forgets it.
+
+The native entry. With trusted kinds, ``kernel[grid]`` is bound not to the generated
+function but to a native builtin (``native_launch.make_dispatcher``) that, for the usual
+call shapes (the parameters up to the last runtime one by position, the trailing
+constexprs by position or keyword, no options), calls the hot variant directly: no
+Python frame at all on a repeated launch. Any other shape, no hot variant, or a hot
+variant that declines, and it calls the generated function (a copy without the hot
+try), which decides as above.
 """
 
 from __future__ import annotations
