@@ -80,7 +80,7 @@ def test_arange_offsets_become_immediates() -> None:
 def test_masked_load_without_other_starts_at_zero() -> None:
     ptx = _layer_norm(4096, 8, with_ptxas=False).asm["ptx"]
     lines = ptx.splitlines()
-    loads = [i for i, ln in enumerate(lines) if re.search(r"@%p\d+ ld\.global\.v4\.b32", ln)]
+    loads = [i for i, ln in enumerate(lines) if re.search(r"@%p\d+ ld\.global(\.[\w:]+)*\.v4\.b32", ln)]
     assert len(loads) == 4 * 5  # X twice, then W, B, X: 4 vectors each
     for i in loads:
         dests = re.search(r"\{([^}]*)\}", lines[i]).group(1).split(", ")  # type: ignore[union-attr]
