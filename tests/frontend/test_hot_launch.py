@@ -250,3 +250,37 @@ def test_other_shapes_launch_through_the_generated_function(fake_driver: Any, to
     assert m.mid[(2,)](x, 8, 16) is a and m.mid[(2,)](x, 8, 16, 1.0) is a and m.mid[(2,)](x, 8, 16, 1.0, 4) is a
     assert m.mid[(2,)](x, 8, 16, C=4) is a
     assert m.mid[(2,)](x, 8, 16, 2.0, C=8) is not a
+
+
+def test_native_paths_keep_reference_counts(fake_driver: Any, torch: Any, load_kernels: Any) -> None:
+    """A thousand launches through the native entry (hot hits, declines and the key's
+    way) leave every object's reference count as it was: no leak, no early free."""
+    m = load_kernels(SHAPES)
+    x, y = torch.Tensor(0x7F0000000000), torch.Tensor(0x7F0000100000)
+    x4 = torch.Tensor(0x7F0000000004)
+    a = m.k[(1,)](x, y, 64, 0.5, BLOCK=32)
+    b = m.k[(1,)](x4, y, 64, 0.5, BLOCK=32)
+    m.k[(1,)](x, y, 64, 0.5, BLOCK=32)  # a is hot
+    g3 = m.k[(1,)].args[0].g3  # the grid the launcher holds
+    watched = [x, y, x4, x.ptr, y.ptr, x4.ptr, a, b, 0.5, 64, 32, m.k._fast.hot[0], g3, torch.float32]
+
+    def rounds() -> list[int]:
+        for _ in range(1000):
+            assert m.k[(1,)](x, y, 64, 0.5, BLOCK=32) is a  # a hot hit
+            assert m.k[(1,)](x4, y, 64, 0.5, 32) is b  # a decline, then a key hit that makes b hot
+            assert m.k[(1,)](x, y, 64, 0.5, BLOCK=32) is a  # declined by b, a key hit
+        return [sys.getrefcount(o) for o in watched] + [sys.getrefcount(None) // 1000]  # None: 3000 per round
+
+    import collections
+    import tracemalloc
+
+    fake_driver.launches = collections.deque(maxlen=1)  # the fake driver's record would grow
+    first = rounds()  # the first round may fill caches
+    tracemalloc.start()
+    try:
+        second = rounds()
+        size, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert second == first
+    assert size < 100_000, size  # no object left behind per launch (a leaked address int is 32 bytes)
