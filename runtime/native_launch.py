@@ -18,7 +18,15 @@ convention, so a call costs what calling ``len`` does.
 
 It is an optimization only: ``native_launcher()`` is None wherever it cannot be made (no
 libcuda, a Python without the C API symbols, a host target llvmlite lacks), and the
-runtime then launches through cuda-python. ``TLXC_NATIVE_LAUNCH=0`` turns it off."""
+runtime then launches through cuda-python. ``TLXC_NATIVE_LAUNCH=0`` turns it off.
+
+The same way, per kernel: ``make_trusted_launcher`` makes ``LoadedKernel.launch_trusted``
+(grid, stream, argument packing and the driver call in one builtin) and, with guards,
+the hot variant's guarded launch of ``kernel[grid]``'s fast path, which checks the
+arguments as the fast path's key would before launching; ``make_dispatcher`` makes the
+native entry of ``kernel[grid](...)`` that calls it (tlxc/frontend/launch.py tells the
+whole story). Each answers "not here" (-1 or None) for anything it does not take, and
+its Python caller then does what it did before."""
 
 from __future__ import annotations
 
@@ -128,6 +136,37 @@ def native_launcher() -> Callable[..., int] | None:
 # argument cannot be converted or does not fit (the Python error it raised is cleared),
 # meaning "nothing was launched: call ``launch``", which explains or recovers.
 
+# the C API functions the generated code calls: short name -> (symbol, LLVM function type)
+_CAPI = {
+    "from_long": ("PyLong_FromLong", "i8* (i64)"), "as_u64": ("PyLong_AsUnsignedLongLongMask", "i64 (i8*)"),
+    "as_u64_exact": ("PyLong_AsUnsignedLongLong", "i64 (i8*)"), "as_i64": ("PyLong_AsLongLong", "i64 (i8*)"),
+    "as_i64_ovf": ("PyLong_AsLongLongAndOverflow", "i64 (i8*, i32*)"),
+    "as_double": ("PyFloat_AsDouble", "double (i8*)"),
+    "err_occurred": ("PyErr_Occurred", "i8* ()"), "err_clear": ("PyErr_Clear", "void ()"),
+    "tuple_size": ("PyTuple_Size", "i64 (i8*)"), "tuple_item": ("PyTuple_GetItem", "i8* (i8*, i64)"),
+    "list_item": ("PyList_GetItem", "i8* (i8*, i64)"), "call": ("PyObject_CallObject", "i8* (i8*, i8*)"),
+    "decref": ("Py_DecRef", "void (i8*)"), "incref": ("Py_IncRef", "void (i8*)"),
+    "getattr": ("PyObject_GetAttr", "i8* (i8*, i8*)"),
+    "call_method": ("PyObject_VectorcallMethod", "i8* (i8*, i8**, i64, i8*)"),
+    "vectorcall": ("PyObject_Vectorcall", "i8* (i8*, i8**, i64, i8*)"),
+    "compare": ("PyObject_RichCompareBool", "i32 (i8*, i8*, i32)"),
+}
+
+
+def _capi(*names: str) -> Callable[[str], str]:
+    """``fn(name)``: the LLVM constant through which generated code calls the C API
+    function ``name`` of ``_CAPI`` (its address in this process); OSError if one is missing."""
+    addrs = {n: _address(ctypes.pythonapi, _CAPI[n][0]) for n in names}
+    if not all(addrs.values()):
+        raise OSError("a symbol is missing")
+    return lambda n: f"inttoptr (i64 {addrs[n]} to {_CAPI[n][1]}*)"
+
+
+def _obj(o: Any) -> str:
+    """A Python object as a constant of the generated code (the caller keeps it alive)."""
+    return f"inttoptr (i64 {id(o)} to i8*)"
+
+
 # how each scalar type is read and stored: (C API reader, LLVM type, [lo, hi] or None)
 _TRUSTED_SCALARS = {
     "ptr": ("as_u64", "i64", None),
@@ -168,22 +207,11 @@ def make_trusted_launcher(launch_address: int, func: int, block: tuple[int, int,
     None); ``("int", spec)`` (an ``int`` in i32 range; 1 if ``spec`` is ``"one"``, else
     not 1 and divisible by 16 if True, not if False, any if None); ``("float",)`` (a
     ``float``). ``extras``, after the parameters, must equal (``==``) the objects given."""
-    api = ctypes.pythonapi
-    names = {"from_long": "PyLong_FromLong", "as_u64": "PyLong_AsUnsignedLongLongMask",
-             "as_u64_exact": "PyLong_AsUnsignedLongLong", "as_i64": "PyLong_AsLongLong",
-             "as_i64_ovf": "PyLong_AsLongLongAndOverflow", "as_double": "PyFloat_AsDouble",
-             "err_occurred": "PyErr_Occurred", "err_clear": "PyErr_Clear", "tuple_size": "PyTuple_Size",
-             "tuple_item": "PyTuple_GetItem", "call": "PyObject_CallObject", "decref": "Py_DecRef",
-             "incref": "Py_IncRef", "getattr": "PyObject_GetAttr", "call_method": "PyObject_VectorcallMethod",
-             "compare": "PyObject_RichCompareBool"}
-    a = {k: _address(api, v) for k, v in names.items()}
-    if not all(a.values()) or not launch_address:
-        raise OSError("a symbol is missing")
-    sig = {"from_long": "i8* (i64)", "as_u64": "i64 (i8*)", "as_u64_exact": "i64 (i8*)", "as_i64": "i64 (i8*)",
-           "as_i64_ovf": "i64 (i8*, i32*)", "as_double": "double (i8*)", "err_occurred": "i8* ()",
-           "err_clear": "void ()", "tuple_size": "i64 (i8*)", "tuple_item": "i8* (i8*, i64)",
-           "call": "i8* (i8*, i8*)", "decref": "void (i8*)", "incref": "void (i8*)", "getattr": "i8* (i8*, i8*)",
-           "call_method": "i8* (i8*, i8**, i64, i8*)", "compare": "i32 (i8*, i8*, i32)"}
+    fn = _capi("from_long", "as_u64", "as_u64_exact", "as_i64", "as_i64_ovf", "as_double", "err_occurred",
+               "err_clear", "tuple_size", "tuple_item", "call", "decref", "incref", "getattr", "call_method",
+               "compare")
+    if not launch_address:
+        raise OSError("no driver function")
     guarded = guards is not None
     held: list[Any] = [keep, default_stream, result, extras, guards]  # kept alive with the builtin
     if guarded:
@@ -193,12 +221,7 @@ def make_trusted_launcher(launch_address: int, func: int, block: tuple[int, int,
         attr_names = {n: sys.intern(n) for n in ("is_cuda", "dtype", "data_ptr")}
         held.append(attr_names)
 
-    def fn(name: str) -> str:
-        return f"inttoptr (i64 {a[name]} to {sig[name]}*)"
-
-    def obj(o: Any) -> str:
-        return f"inttoptr (i64 {id(o)} to i8*)"
-
+    obj = _obj
     n = len(kinds)
     body: list[str] = []
     labels = iter(range(1 << 30))
@@ -441,26 +464,12 @@ def make_dispatcher(fallback: Callable[..., Any], hot: list, n_positional: int, 
     ``hot(L.g3, None, *(args[i] for i in runtime), *extras)``, each extra being
     ``("pos", i)`` (``args[i]``), ``("kw", i)`` (``keywords[i]``'s value) or
     ``("obj", o)`` (``o`` itself: an option not given)."""
-    api = ctypes.pythonapi
-    names = {"vectorcall": "PyObject_Vectorcall", "list_item": "PyList_GetItem", "tuple_size": "PyTuple_Size",
-             "tuple_item": "PyTuple_GetItem", "getattr": "PyObject_GetAttr", "decref": "Py_DecRef",
-             "err_clear": "PyErr_Clear", "incref": "Py_IncRef"}
-    a = {k: _address(api, v) for k, v in names.items()}
-    if not all(a.values()):
-        raise OSError("a symbol is missing")
-    sig = {"vectorcall": "i8* (i8*, i8**, i64, i8*)", "list_item": "i8* (i8*, i64)", "tuple_size": "i64 (i8*)",
-           "tuple_item": "i8* (i8*, i64)", "getattr": "i8* (i8*, i8*)", "decref": "void (i8*)",
-           "err_clear": "void ()", "incref": "void (i8*)"}
+    fn = _capi("vectorcall", "list_item", "tuple_size", "tuple_item", "getattr", "decref", "err_clear", "incref")
     interned = [sys.intern(k) for k in keywords]
     g3_name = sys.intern("g3")
     held = [fallback, hot, interned, defaults, extras, g3_name]
 
-    def fn(name: str) -> str:
-        return f"inttoptr (i64 {a[name]} to {sig[name]}*)"
-
-    def obj(o: Any) -> str:
-        return f"inttoptr (i64 {id(o)} to i8*)"
-
+    obj = _obj
     nk = len(keywords)
     body: list[str] = []
     labels = iter(range(1 << 30))
