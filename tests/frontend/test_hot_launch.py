@@ -284,3 +284,51 @@ def test_native_paths_keep_reference_counts(fake_driver: Any, torch: Any, load_k
         tracemalloc.stop()
     assert second == first
     assert size < 100_000, size  # no object left behind per launch (a leaked address int is 32 bytes)
+
+
+MANY = """
+@tlxc.jit
+def k(x, n, A: tl.constexpr, B: tl.constexpr = 2, C: tl.constexpr = 3):
+    pass
+"""
+
+
+def test_the_native_entry_picks_the_slow_paths_variant_for_any_call_shape(fake_driver: Any, torch: Any,
+                                                                          load_kernels: Any,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random call shapes (trailing constexprs by position, by keyword in any order, or
+    left to their defaults; values that change the variant or not) launch, through the
+    native entry, exactly the variant the slow path picks, with the same bytes."""
+    import random
+
+    from tlxc.frontend import launch
+    from tlxc.frontend.launch import Launcher
+
+    hits: list[Any] = []
+    real = launch._guarded_launch
+
+    def counting(*a: Any) -> Any:  # every hot variant made counts its launches
+        hot = real(*a)
+        return None if hot is None else (lambda *args: (r := hot(*args)) is not None and hits.append(r) or r)
+
+    monkeypatch.setattr(launch, "_guarded_launch", counting)
+    m = load_kernels(MANY)
+    x = torch.Tensor(0x7F0000000000)
+    rng = random.Random(5)
+    for _ in range(300):
+        n = rng.choice([16, 17, 1])
+        values = {"A": rng.choice([1, 2]), "B": rng.choice([2, 4]), "C": rng.choice([3, 5])}
+        by_position = rng.randint(0, 3)
+        names = ["A", "B", "C"]
+        args = [x, n] + [values[c] for c in names[:by_position]]
+        rest = [c for c in names[by_position:] if c == "A" or values[c] != {"B": 2, "C": 3}[c] or rng.random() < 0.5]
+        rng.shuffle(rest)
+        kw = {c: values[c] for c in rest}
+        got = m.k[(2,)](*args, **kw)
+        data = fake_driver.launches[-1][2]
+        before = len(hits)
+        assert m.k[(2,)](*args, **kw) is got  # the same call again: the hot variant's now
+        assert len(hits) == before + 1 and hits[-1] is got, (args, kw)
+        want = Launcher(m.k, (2,), False)(*args, **kw)
+        assert got is want, (args, kw)
+        assert fake_driver.launches[-1][2] == data
