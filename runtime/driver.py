@@ -410,7 +410,7 @@ def trusted_launch(func: Any, block: tuple[int, int, int], shared: int, plan: An
     ``cuLaunchKernel`` in one builtin, 0.5 µs less per launch than the Python one on the
     H200's host), or None where it cannot be made: the launcher then generates one.
     ``guarded``: ``alive``, and for a guarded launch ``guards``, ``extras``, ``result``."""
-    kinds = ["ptr" if p.kind == "ptr" else p.dtype if p.kind != "tensordesc" else "tensordesc" for p in plan.params]
+    kinds = [p.kind if p.kind in ("ptr", "tensordesc") else p.dtype for p in plan.params]
     return native_trusted(int(func), block, shared, kinds, list(plan.offsets[: len(kinds)]), plan.size,
                           stream_resolver(), **guarded)
 

@@ -155,10 +155,7 @@ class LoadedKernel:
         self._alive.value = 1
         self.launch = self._compile_launch(dev)
         if self._trusts(dev):
-            native = None
-            if not self.scratch_bytes and not self.cooperative:
-                native = self._api.trusted_launch(func, self.block, self.shared_bytes, self.plan,
-                                                  alive=ctypes.addressof(self._alive))
+            native = self._native_launch()
             self.launch_trusted = native or self._compile_launch(dev, trusted=True)
             if native is not None:
                 self.launch_trusted_source = "native (runtime/native_launch.py, make_trusted_launcher)"
@@ -191,11 +188,18 @@ class LoadedKernel:
         pass the guards and answers ``result``; None where it cannot be made (not loaded,
         not a plain launch, a parameter it does not convert). It answers None once the
         kernel is unloaded."""
-        if self.function is None or not self._trusts(self.device) or self.scratch_bytes or self.cooperative:
+        if self.function is None or not self._trusts(self.device):
+            return None
+        return self._native_launch(guards=guards, extras=extras, result=result)
+
+    def _native_launch(self, **guarded: Any) -> Callable[..., Any] | None:
+        """The loaded function's native trusted (or, with ``guarded``, guarded) launch,
+        which knows nothing of global scratch or cooperative launches: None for those, or
+        where the API cannot make one."""
+        if self.scratch_bytes or self.cooperative:
             return None
         return self._api.trusted_launch(self.function, self.block, self.shared_bytes, self.plan,
-                                        alive=ctypes.addressof(self._alive), guards=guards, extras=extras,
-                                        result=result)
+                                        alive=ctypes.addressof(self._alive), **guarded)
 
     def unload(self) -> None:
         self._alive.value = 0

@@ -50,92 +50,6 @@ def _address(lib: Any, name: str) -> int:
     return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value or 0
 
 
-# The function, in LLVM IR: the C API and the driver are called through their addresses,
-# which are constants of the module (no symbol resolution in the JIT).
-_IR = """
-define i8* @tlxc_launch(i8* %self, i8** %args, i64 %nargs) {{
-entry:
-  %ok = icmp eq i64 %nargs, 10
-  br i1 %ok, label %read, label %wrong
-wrong:
-  %bad = call i8* inttoptr (i64 {from_long} to i8* (i64)*)(i64 1)
-  ret i8* %bad
-read:
-{reads}
-  %err = call i8* inttoptr (i64 {err_occurred} to i8* ()*)()
-  %failed = icmp ne i8* %err, null
-  br i1 %failed, label %raise, label %go
-raise:
-  ret i8* null
-go:
-{wide}
-  %toowide = icmp ne i64 %hi7, 0
-  br i1 %toowide, label %wrong, label %call
-call:
-  %fn = inttoptr i64 %v0 to i8*
-  %st = inttoptr i64 %v8 to i8*
-  %kp = inttoptr i64 %v9 to i8**
-{narrow}
-  %r = call i32 inttoptr (i64 {launch} to i32 (i8*, i32, i32, i32, i32, i32, i32, i32, i8*, i8**, i8**)*)(i8* %fn, \
-i32 %w1, i32 %w2, i32 %w3, i32 %w4, i32 %w5, i32 %w6, i32 %w7, i8* %st, i8** %kp, i8** null)
-  %r64 = sext i32 %r to i64
-  %out = call i8* inttoptr (i64 {from_long} to i8* (i64)*)(i64 %r64)
-  ret i8* %out
-}}
-"""
-
-
-def make_launcher(launch_address: int, keep: Any = None) -> Callable[..., int]:
-    """The builtin, calling the function at ``launch_address`` with ``cuLaunchKernel``'s
-    C signature (tests give it a stand-in); ``keep`` is kept alive as long as the builtin."""
-    api = ctypes.pythonapi
-    addrs = {"launch": launch_address,
-             "as_u64": _address(api, "PyLong_AsUnsignedLongLongMask"),
-             "from_long": _address(api, "PyLong_FromLong"), "err_occurred": _address(api, "PyErr_Occurred")}
-    if not all(addrs.values()):
-        raise OSError("a symbol is missing")
-    reads = []
-    for i in range(10):
-        reads.append(f"  %p{i} = getelementptr i8*, i8** %args, i64 {i}")
-        reads.append(f"  %a{i} = load i8*, i8** %p{i}")
-        reads.append(f"  %v{i} = call i64 inttoptr (i64 {addrs['as_u64']} to i64 (i8*)*)(i8* %a{i})")
-    narrow = "\n".join(f"  %w{i} = trunc i64 %v{i} to i32" for i in range(1, 8))
-    # the seven 32-bit arguments (grid, block, shared bytes) must fit: a negative or too
-    # large one is CUDA_ERROR_INVALID_VALUE (1), which the runtime then explains
-    wide = ["  %hi0 = or i64 0, 0"] + [f"  %s{i} = lshr i64 %v{i}, 32\n  %hi{i} = or i64 %hi{i - 1}, %s{i}"
-                                         for i in range(1, 8)]
-    text = _IR.format(reads="\n".join(reads), narrow=narrow, wide="\n".join(wide), **addrs).replace("\\\n", "")
-
-    return _builtin(text, "tlxc_launch", keep)
-
-
-def native_launcher() -> Callable[..., int] | None:
-    """The builtin ``launch(func, gx, gy, gz, bx, by, bz, shared, stream, params) -> CUresult``,
-    made on first use; None where it cannot be made (the runtime then uses cuda-python)."""
-    if "launch" not in _state:
-        fn = None
-        if os.environ.get("TLXC_NATIVE_LAUNCH", "1") != "0":
-            try:
-                libcuda = ctypes.CDLL("libcuda.so.1")  # the library cuda-python loaded: one driver state
-                _state["cuLaunchKernel"] = _address(libcuda, "cuLaunchKernel")
-                _alive.append(libcuda)
-                fn = make_launcher(_state["cuLaunchKernel"], libcuda)
-            except Exception:  # noqa: BLE001 - any failure: launch the portable way
-                fn = None
-        _state["launch"] = fn
-    return _state["launch"]
-
-
-# -- the trusted launch of one kernel ------------------------------------------------------------------
-#
-# ``LoadedKernel.launch_trusted(g3, stream, a0, a1, ...)`` as one native function per kernel:
-# the grid tuple read, the stream resolved, each argument converted and stored into a
-# buffer on the C stack at its offset of the argument plan, and ``cuLaunchKernel`` called,
-# with no Python frame, no struct packing and no pool of buffers (the stack is the
-# thread's own). Its contract is the Python one's: the driver's CUresult, or -1 when an
-# argument cannot be converted or does not fit (the Python error it raised is cleared),
-# meaning "nothing was launched: call ``launch``", which explains or recovers.
-
 # the C API functions the generated code calls: short name -> (symbol, LLVM function type)
 _CAPI = {
     "from_long": ("PyLong_FromLong", "i8* (i64)"), "as_u64": ("PyLong_AsUnsignedLongLongMask", "i64 (i8*)"),
@@ -166,6 +80,87 @@ def _obj(o: Any) -> str:
     """A Python object as a constant of the generated code (the caller keeps it alive)."""
     return f"inttoptr (i64 {id(o)} to i8*)"
 
+
+# The function, in LLVM IR: the C API and the driver are called through their addresses,
+# which are constants of the module (no symbol resolution in the JIT).
+_IR = """
+define i8* @tlxc_launch(i8* %self, i8** %args, i64 %nargs) {{
+entry:
+  %ok = icmp eq i64 %nargs, 10
+  br i1 %ok, label %read, label %wrong
+wrong:
+  %bad = call i8* {from_long}(i64 1)
+  ret i8* %bad
+read:
+{reads}
+  %err = call i8* {err_occurred}()
+  %failed = icmp ne i8* %err, null
+  br i1 %failed, label %raise, label %go
+raise:
+  ret i8* null
+go:
+{wide}
+  %toowide = icmp ne i64 %hi7, 0
+  br i1 %toowide, label %wrong, label %call
+call:
+  %fn = inttoptr i64 %v0 to i8*
+  %st = inttoptr i64 %v8 to i8*
+  %kp = inttoptr i64 %v9 to i8**
+{narrow}
+  %r = call i32 inttoptr (i64 {launch} to i32 (i8*, i32, i32, i32, i32, i32, i32, i32, i8*, i8**, i8**)*)(i8* %fn, \
+i32 %w1, i32 %w2, i32 %w3, i32 %w4, i32 %w5, i32 %w6, i32 %w7, i8* %st, i8** %kp, i8** null)
+  %r64 = sext i32 %r to i64
+  %out = call i8* {from_long}(i64 %r64)
+  ret i8* %out
+}}
+"""
+
+
+def make_launcher(launch_address: int, keep: Any = None) -> Callable[..., int]:
+    """The builtin, calling the function at ``launch_address`` with ``cuLaunchKernel``'s
+    C signature (tests give it a stand-in); ``keep`` is kept alive as long as the builtin."""
+    fn = _capi("as_u64", "from_long", "err_occurred")
+    reads = []
+    for i in range(10):
+        reads.append(f"  %p{i} = getelementptr i8*, i8** %args, i64 {i}")
+        reads.append(f"  %a{i} = load i8*, i8** %p{i}")
+        reads.append(f"  %v{i} = call i64 {fn('as_u64')}(i8* %a{i})")
+    narrow = "\n".join(f"  %w{i} = trunc i64 %v{i} to i32" for i in range(1, 8))
+    # the seven 32-bit arguments (grid, block, shared bytes) must fit: a negative or too
+    # large one is CUDA_ERROR_INVALID_VALUE (1), which the runtime then explains
+    wide = ["  %hi0 = or i64 0, 0"] + [f"  %s{i} = lshr i64 %v{i}, 32\n  %hi{i} = or i64 %hi{i - 1}, %s{i}"
+                                         for i in range(1, 8)]
+    text = _IR.format(reads="\n".join(reads), narrow=narrow, wide="\n".join(wide), launch=launch_address,
+                      from_long=fn("from_long"), err_occurred=fn("err_occurred")).replace("\\\n", "")
+
+    return _builtin(text, "tlxc_launch", keep)
+
+
+def native_launcher() -> Callable[..., int] | None:
+    """The builtin ``launch(func, gx, gy, gz, bx, by, bz, shared, stream, params) -> CUresult``,
+    made on first use; None where it cannot be made (the runtime then uses cuda-python)."""
+    if "launch" not in _state:
+        fn = None
+        if os.environ.get("TLXC_NATIVE_LAUNCH", "1") != "0":
+            try:
+                libcuda = ctypes.CDLL("libcuda.so.1")  # the library cuda-python loaded: one driver state
+                _state["cuLaunchKernel"] = _address(libcuda, "cuLaunchKernel")
+                fn = make_launcher(_state["cuLaunchKernel"], libcuda)  # keeps libcuda loaded
+            except Exception:  # noqa: BLE001 - any failure: launch the portable way
+                fn = None
+        _state["launch"] = fn
+    return _state["launch"]
+
+
+# -- the trusted launch of one kernel ------------------------------------------------------------------
+#
+# ``LoadedKernel.launch_trusted(g3, stream, a0, a1, ...)`` as one native function per kernel:
+# the grid tuple read, the stream resolved, each argument converted and stored into a
+# buffer on the C stack at its offset of the argument plan, and ``cuLaunchKernel`` called,
+# with no Python frame, no struct packing and no pool of buffers (the stack is the
+# thread's own). Its contract is the Python one's: the driver's CUresult, or -1 when an
+# argument cannot be converted or does not fit (the Python error it raised is cleared),
+# meaning "nothing was launched: call ``launch``", which explains or recovers.
 
 # how each scalar type is read and stored: (C API reader, LLVM type, [lo, hi] or None)
 _TRUSTED_SCALARS = {
@@ -265,7 +260,7 @@ def make_trusted_launcher(launch_address: int, func: int, block: tuple[int, int,
                  "  %dead = icmp eq i32 %alive, 0"]
         fail_if("%dead")
     # the guards (guarded launch): each parameter's object, then the extras
-    pointers: dict[int, str] = {}
+    read_by_guard: dict[int, str] = {}  # parameter -> the value its guard read (as the conversion would)
     for i, g in enumerate(guards or ()):
         o = item(2 + i)
         if g[0] == "tensor":
@@ -279,7 +274,7 @@ def make_trusted_launcher(launch_address: int, func: int, block: tuple[int, int,
             fail_if(f"%dpn{i}")
             body += [f"  %dp{i} = call i64 {fn('as_u64')}(i8* %dpo{i})", f"  call void {fn('decref')}(i8* %dpo{i})"]
             check()
-            pointers[i] = f"%dp{i}"
+            read_by_guard[i] = f"%dp{i}"
             if aligned is not None:
                 body += [f"  %al{i} = and i64 %dp{i}, 15",
                          f"  %ali{i} = icmp {'ne' if aligned else 'eq'} i64 %al{i}, 0"]
@@ -292,6 +287,8 @@ def make_trusted_launcher(launch_address: int, func: int, block: tuple[int, int,
             body += [f"  %ilo{i} = icmp slt i64 %iv{i}, {-(1 << 31)}",
                      f"  %ihi{i} = icmp sgt i64 %iv{i}, {(1 << 31) - 1}", f"  %iout{i} = or i1 %ilo{i}, %ihi{i}"]
             fail_if(f"%iout{i}")
+            if _TRUSTED_SCALARS[kinds[i]][0] == "as_i64":
+                read_by_guard[i] = f"%iv{i}"
             spec = g[1]
             if spec == "one":
                 body.append(f"  %one{i} = icmp ne i64 %iv{i}, 1")
@@ -340,8 +337,8 @@ def make_trusted_launcher(launch_address: int, func: int, block: tuple[int, int,
     # the arguments, into the buffer at their offsets
     for i, (kind, off) in enumerate(zip(kinds, offsets)):
         reader, ty, bounds = _TRUSTED_SCALARS[kind]
-        if i in pointers:  # the address read by the guard
-            v = pointers[i]
+        if i in read_by_guard:
+            v = read_by_guard[i]
         else:
             o = item(2 + i)
             body.append(f"  %r{i} = call {'double' if reader == 'as_double' else 'i64'} {fn(reader)}(i8* {o})")

@@ -52,7 +52,8 @@ last such launch is also *hot* (``FastTable.hot``): its native guarded launch, m
 ``remember`` from the speculative key of its launch, checks in C what that key holds --
 each tensor's exact type, ``is_cuda``, dtype object and alignment, each int's type, i32
 range and specialization, each float's type, the constexprs and options by ``==`` -- and
-launches. The generated code tries it before computing any key; where a check fails it
+launches. It is tried before any key is computed (by the native entry below, or by the
+generated function of a grid callable); where a check fails it
 answers None and the key decides as above (a hit makes that variant hot). Computing the
 key in Python costs about as much as the launch itself with four tensors, which is
 what this saves. Entries with module-global guards are never hot; unloading the kernel
@@ -63,8 +64,9 @@ function but to a native builtin (``native_launch.make_dispatcher``) that, for t
 call shapes (the parameters up to the last runtime one by position, the trailing
 constexprs by position or keyword, no options), calls the hot variant directly: no
 Python frame at all on a repeated launch. Any other shape, no hot variant, or a hot
-variant that declines, and it calls the generated function (a copy without the hot
-try), which decides as above.
+variant that declines, and it calls the generated function, which decides as above (for
+a grid of ints that function does not try the hot variant again; the one for a grid
+callable, which the native entry does not front, does).
 """
 
 from __future__ import annotations
@@ -586,9 +588,10 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
                f"    __r = __h(__g, {stream_arg}, {''.join(f'{n}, ' for n in runtime + rest)})",
                "    if __r is not None and __type(__r) is not __int:", "        return __r"] if trusted else []
 
-    def emit(suffix: str, launcher: str, grid: list[str], hot: bool = True) -> list[str]:
+    def emit(suffix: str, launcher: str, grid: list[str], hot: bool) -> list[str]:
         """``__launch<suffix>`` and ``__rebind<suffix>``; ``launcher``: the expression of the
-        slow path's Launcher; ``grid``: the statements that set ``__g``."""
+        slow path's Launcher; ``grid``: the statements that set ``__g``; ``hot``: whether
+        it tries the hot variant before the key."""
         to_slow = f"return __slow({launcher}, {call})"
         # -- __launch: the call shapes Python binds (the parameters up to the last runtime one
         # by position: positional-only, so that no call fails to bind; the trailing
@@ -647,14 +650,15 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
         return src
 
     text = "\n".join(
-        speculative + emit("", "__L", ["__g = __L.g3"])
-        + (emit("_cold", "__L", ["__g = __L.g3"], hot=False) if trusted else [])  # the native entry's fallback
+        # grids of ints: the native entry tries the hot variant first, so their function does not
+        speculative + emit("", "__L", ["__g = __L.g3"], hot=False)
         + emit("_fn", "__LF(__L)", [f"__g = __L({meta})",  # (n,) with n > 0 passes as it is
                                     "if __type(__g) is not __tuple or __len(__g) != 1 or __type(__g[0]) is not "
                                     "__int or __g[0] <= 0:",
                                     "    __g = __grid3(__g)",
                                     "    if __g is None:",
-                                    f"        return __LF(__L)._launch({given}, {slow_kwargs}, None, (0,))"]))
+                                    f"        return __LF(__L)._launch({given}, {slow_kwargs}, None, (0,))"],
+               hot=True))
     # a file name inside the package, so that caller_location() skips these frames too
     filename = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                             f"<tlxc launch of {kernel.__module__}.{kernel.__qualname__} at 0x{id(kernel):x}>")
@@ -666,7 +670,7 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
 
         extras = [("pos", positional.index(n)) if n in positional else ("kw", keyword.index(n)) if n in keyword
                   else ("obj", _MISSING) for n in rest]
-        dispatch = _dispatcher(ns["__launch_cold"], kernel._fast.hot, len(positional),
+        dispatch = _dispatcher(ns["__launch"], kernel._fast.hot, len(positional),
                                [positional.index(n) for n in runtime], keyword,
                                [defaults.get(n, _NO_DEFAULT) for n in keyword], extras)
     return ns["__launch"], ns["__launch_fn"], ns.get("__speculative"), dispatch
