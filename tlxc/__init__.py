@@ -43,7 +43,8 @@ class _SourceTreeRuntime(importlib.abc.MetaPathFinder):
 _here = os.path.dirname(os.path.abspath(__file__))
 _runtime_src = os.path.join(os.path.dirname(_here), "runtime")
 if not os.path.isdir(os.path.join(_here, "runtime")) and os.path.isfile(os.path.join(_runtime_src, "__init__.py")):
-    sys.meta_path.append(_SourceTreeRuntime(_runtime_src))
+    # first: an editable install of another checkout must not lend this tree its runtime
+    sys.meta_path.insert(0, _SourceTreeRuntime(_runtime_src))
 
 
 __version__ = "0.1.0"
