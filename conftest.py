@@ -8,6 +8,13 @@ import functools
 import pytest
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # the verifier runs after every pass of every compile the tests make
+    from tlxc.compiler import set_verify_each_pass
+
+    set_verify_each_pass(True)
+
+
 @functools.lru_cache(maxsize=None)
 def _no_gpu_reason() -> str | None:
     from tlxc.runtime import no_gpu_reason

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -64,6 +65,45 @@ def test_output_file_and_pass_dumps(kernel_file: Path, tmp_path: Path, capsys: p
     assert "tile<64xf16>" in text
     err = capsys.readouterr().err
     assert "IR before fold" in err and "frontend" in err and "total" in err
+
+
+PIPELINES = {
+    "sm_90a": ["fold", "cse", "dce", "check-target", "tma-staging", "dot-to-wgmma", "buffer-layouts", "layouts",
+               "dce", "smem-alloc", "membar"],
+    "gfx950": ["fold", "cse", "dce", "descriptor-pointers", "check-target", "buffer-layouts", "layouts", "dce",
+               "smem-alloc", "membar"],
+}
+
+
+@pytest.mark.parametrize("arch", sorted(PIPELINES))
+def test_print_after_all_shows_every_pass_of_the_target(arch: str, kernel_file: Path,
+                                                        capsys: pytest.CaptureFixture) -> None:
+    assert main(["compile", str(kernel_file), "--arch", arch, "-k", "scale", "--signature", "*fp32:16,*fp32:16,i32",
+                 "-D", "BLOCK=256", "--print-after", "all", "--time-passes"]) == 0
+    err = capsys.readouterr().err
+    dumped = [line.split(" after ")[1].split(" //")[0] for line in err.splitlines()
+              if line.startswith("// -----// IR after")]
+    # the canonicalization group may take more than one round; then the target's passes, once each
+    first_target_pass = dumped.index(PIPELINES[arch][3])
+    assert set(dumped[:first_target_pass]) == {"fold", "cse", "dce"}
+    assert dumped[first_target_pass:] == PIPELINES[arch][3:]
+    # before layouts no tile has one, after it every tile does; smem-alloc writes the kernel's shared bytes
+    section = {n: err.split(f"// -----// IR after {n} //----- //")[1].split("// -----//")[0]
+               for n in ("buffer-layouts", "layouts", "smem-alloc")}
+    assert "ll(register=" not in section["buffer-layouts"]
+    tiles = [line for line in section["layouts"].splitlines() if ": tile<" in line]
+    assert tiles and all("ll(register=" in line for line in tiles)
+    assert "smem_total = 0" in section["smem-alloc"]
+    for name in PIPELINES[arch][3:] + ["frontend"]:  # --time-passes has a line for every pass
+        assert re.search(rf"^{re.escape(name)} +\d+\.\d+$", err, re.M), name
+
+
+def test_an_unknown_pass_name_is_an_error_that_lists_the_passes(kernel_file: Path) -> None:
+    r = run("compile", str(kernel_file), "--arch", "sm_90a", "-k", "scale", "--signature", "*fp32,*fp32,i32",
+            "-D", "BLOCK=64", "--print-after", "layout")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "TLXC-CLI-004" in r.stderr and "'layout'" in r.stderr
+    assert "dot-to-wgmma, buffer-layouts, layouts, smem-alloc, membar" in r.stderr
 
 
 def test_unknown_arch(kernel_file: Path) -> None:

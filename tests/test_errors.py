@@ -572,6 +572,7 @@ def launch():
 ELSEWHERE = {
     "TLXC-CLI-002": "tests/test_cli.py::test_no_kernel, test_several_kernels_need_k",
     "TLXC-CLI-003": "tests/test_cli.py::test_not_yet_available_output",
+    "TLXC-CLI-004": "tests/test_cli.py::test_an_unknown_pass_name_is_an_error_that_lists_the_passes",
     "TLXC-INTERNAL-001": "test_internal_error_points_at_user_line below",
     "TLXC-TOOL-001": "test_missing_ptxas_is_a_clear_error below",
     "TLXC-TOOL-002": "test_failing_nvdisasm_is_a_clear_error below",

@@ -23,8 +23,8 @@ from .errors import CompilationError, TlxcError
 from .ir.core import Location
 from .ir.printer import print_ir
 
-EMITS = {"ir": "ir", "ptx": "ptx", "cubin": "cubin", "sass": "sass", "llvm": "llir", "llir": "llir",
-         "amdgcn": "amdgcn", "hsaco": "hsaco"}
+EMITS = {"ir": "ir", "target-ir": "target_ir", "ptx": "ptx", "cubin": "cubin", "sass": "sass", "llvm": "llir",
+         "llir": "llir", "amdgcn": "amdgcn", "hsaco": "hsaco"}
 _FAMILY = {"ptx": "sm_", "cubin": "sm_", "sass": "sm_", "llir": "gfx", "amdgcn": "gfx", "hsaco": "gfx"}
 
 
@@ -46,9 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-o", "--output", metavar="PATH", help="write the output here instead of stdout")
     c.add_argument("--num-warps", type=int, default=4, metavar="N", help="warps per program (default 4)")
     c.add_argument("--print-before", action="append", default=[], metavar="PASS",
-                   help="print the IR before the named pass (or 'all')")
+                   help="print the IR before the named pass of the target's pipeline (or 'all'); "
+                        "runs the whole pipeline")
     c.add_argument("--print-after", action="append", default=[], metavar="PASS",
-                   help="print the IR after the named pass (or 'all')")
+                   help="print the IR after the named pass of the target's pipeline (or 'all'); "
+                        "runs the whole pipeline")
     c.add_argument("--time-passes", action="store_true", help="print the time spent in each compiler stage")
     c.add_argument("--verify-each", action="store_true", help="verify the IR after every pass")
     return p
@@ -130,6 +132,7 @@ def compile_command(args: argparse.Namespace) -> int:
 
         if find_tool("ptxas") is None:
             raise CompilationError("TLXC-TOOL-001", "--emit cubin needs ptxas, which was not found")
+    check_pass_names(args.arch, args.print_before + args.print_after)
     module = load_module(args.file)
     kernel = find_kernel(module, args.file, args.kernel)
     constants = dict(parse_define(d) for d in args.defines)
@@ -142,8 +145,10 @@ def compile_command(args: argparse.Namespace) -> int:
         if name in wanted or "all" in wanted:
             sys.stderr.write(f"// -----// IR {when} {name} //----- //\n{print_ir(ir)}\n")
 
-    compiled = compile_kernel(kernel, specs, consts, options,
-                              dump=dump if (args.print_before or args.print_after) else None)
+    printing = bool(args.print_before or args.print_after)
+    compiled = compile_kernel(kernel, specs, consts, options, dump=dump if printing else None)
+    if printing or args.time_passes:
+        compiled.lowered()  # the target's passes print (and are timed) whatever is emitted
     text = compiled.asm[what]
     if what in ("cubin", "hsaco") and not args.output:
         raise CompilationError("TLXC-CLI-003", f"--emit {args.emit} writes a binary: give -o PATH")
@@ -164,6 +169,18 @@ def compile_command(args: argparse.Namespace) -> int:
             sys.stderr.write(f"{k:<16} {v:8.4f}\n")
         sys.stderr.write(f"{'total':<16} {total:8.4f}\n")
     return 0
+
+
+def check_pass_names(arch: str, names: list[str]) -> None:
+    """``--print-before``/``--print-after`` name passes of ``arch``'s pipeline, or ``all``."""
+    from .codegen.targets import backend
+    from .ir.passes.pipeline import pass_names
+
+    known = pass_names(backend(arch).pipeline)
+    unknown = [n for n in names if n != "all" and n not in known]
+    if unknown:
+        raise CompilationError("TLXC-CLI-004", f"no pass named {', '.join(map(repr, unknown))} in the {arch} "
+                               f"pipeline; its passes are: {', '.join(known)} (or 'all')")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

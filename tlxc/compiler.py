@@ -1,8 +1,12 @@
 """The compile driver: a kernel and its specialization in, a ``CompiledKernel`` out.
 
-frontend (AST -> IR) -> the pass pipeline of ``tlxc.ir.passes.pipeline`` -> (code
-generation for the target, from the code-generator issues on). Settings arrive in a
-``CompileOptions``; nothing here reads the environment.
+frontend (AST -> IR) -> the target's pass pipeline (``codegen/<target>/pipeline.py``,
+run by ``tlxc.ir.passes.pipeline.run_pipeline``) -> the target's emitter. The shared
+first stage (``TILE_PIPELINE``) runs at once: it makes the tile IR (``asm["ir"]``) that
+the interpreter runs. The target's lowering passes and its emitter run when an output
+of the target is first asked for (``asm["target_ir"]``, ``asm["ptx"]``...), with the same
+``dump``/``timings``/verification settings. Settings arrive in a ``CompileOptions``;
+nothing here reads the environment.
 """
 
 from __future__ import annotations
@@ -11,19 +15,21 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from .codegen.targets import TARGETS  # noqa: F401  (the CLI and the launch path name it from here)
 from .errors import CompilationError, TlxcError, clean
 from .frontend.build import build_module
 from .frontend.specialize import ArgSpec
 from .ir.core import Location, Operation
-from .ir.passes.pipeline import run_pipeline
+from .ir.passes.options import PassOptions
+from .ir.passes.pipeline import TILE_PIPELINE, DumpHook, run_pipeline
 from .ir.printer import print_ir
 
 if TYPE_CHECKING:  # pragma: no cover
     from .frontend.kernel import KernelFunction
 
-TARGETS = ("sm_90a", "sm_100a", "gfx942", "gfx950", "gfx1250")
+
 # The family of targets that produces each output.
-OUTPUTS = {"ir": None, "ptx": "NVIDIA", "cubin": "NVIDIA", "sass": "NVIDIA", "llir": "AMDGPU",
+OUTPUTS = {"ir": None, "target_ir": None, "ptx": "NVIDIA", "cubin": "NVIDIA", "sass": "NVIDIA", "llir": "AMDGPU",
            "amdgcn": "AMDGPU", "hsaco": "AMDGPU"}
 
 
@@ -33,6 +39,18 @@ _NEEDS = {"cubin": "ptxas was not found (pip install 'tlxc[cuda]' or a CUDA tool
 
 def _family(arch: str) -> str:
     return "NVIDIA" if arch.startswith("sm_") else "AMDGPU"
+
+
+class _Verify:
+    """Whether every compile verifies the IR after every pass, whatever its options say
+    (the test suite turns it on: ``set_verify_each_pass``)."""
+
+    always = False
+
+
+def set_verify_each_pass(on: bool) -> None:
+    """Verify the IR after every pass of every compile in this process (tests do)."""
+    _Verify.always = bool(on)
 
 
 @dataclass(frozen=True)
@@ -123,6 +141,8 @@ class CompiledKernel:
     # launch facts from code generation: kernel name, num_warps, shared bytes, registers...
     metadata: dict[str, Any] = field(default_factory=dict)
     _amd: Any = None  # the AMDGPU compile (toolchain.AmdObject): its object, until ld.lld links it
+    _dump: Any = None  # the compile's dump hook, for the target's passes that run later
+    _lowered: Any = None  # the IR the target's pipeline left (``lowered()``)
 
     @property
     def _amd_object(self) -> bytes:
@@ -132,8 +152,24 @@ class CompiledKernel:
     def __post_init__(self) -> None:
         self.asm.producer = self._produce
 
+    def lowered(self) -> Operation:
+        """The IR after the target's whole pipeline (layouts, shared-memory offsets,
+        hazard barriers), made on first use from a copy of the tile IR."""
+        if self._lowered is None:
+            from .codegen.targets import backend
+            from .ir.clone import clone
+
+            be = backend(self.options.arch)
+            self._lowered = run_pipeline(clone(self.module), PassOptions(target=be.info), be.lowering,
+                                         verify_each=self.options.verify_each_pass or _Verify.always,
+                                         dump=self._dump, timings=self.timings)
+        return self._lowered
+
     def _produce(self, key: str) -> bool:
         """Make output ``key`` if this target can; False if it cannot."""
+        if key == "target_ir":
+            self.asm["target_ir"] = print_ir(self.lowered())
+            return True
         if self.options.arch.startswith("sm_"):
             if key in ("ptx", "cubin") and "ptx" not in self.asm:
                 _nvidia(self, self.timings)
@@ -173,24 +209,27 @@ class CompiledKernel:
 
 
 def compile_kernel(kernel: "KernelFunction", specs: dict[str, ArgSpec], constants: dict[str, Any],
-                   options: CompileOptions, dump: Any = None) -> CompiledKernel:
+                   options: CompileOptions, dump: DumpHook | None = None) -> CompiledKernel:
+    """The frontend and the shared tile stage now; the target's passes when an output of
+    it is asked for (see the module doc)."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     module, used = build_module(kernel, specs, constants, options.num_warps)
     timings["frontend"] = time.perf_counter() - t0
-    module = run_pipeline(module, None, verify_each=options.verify_each_pass, dump=dump, timings=timings)
+    module = run_pipeline(module, PassOptions(), TILE_PIPELINE, verify_each=options.verify_each_pass or _Verify.always,
+                          dump=dump, timings=timings)
     ck = CompiledKernel(kernel.__name__, module, specs, constants, options, used, timings=timings)
+    ck._dump = dump
     ck.asm["ir"] = print_ir(module)
     return ck
 
 
 def _nvidia(ck: CompiledKernel, timings: dict[str, float]) -> None:
     from .codegen.nvptx import compile as nvptx
+    from .codegen.nvptx.target_info import target_info
     from .codegen.nvptx.toolchain import find_tool, ptxas
-    from .ir.clone import clone
 
-    # code generation rewrites the IR (layouts, staging); it works on its own copy
-    kernel = nvptx.generate(clone(ck.module), ck.options.arch, timings, maxnreg=ck.options.maxnreg)
+    kernel = nvptx.emit(ck.lowered(), target_info(ck.options.arch), timings, maxnreg=ck.options.maxnreg)
     ck.asm["ptx"] = kernel.ptx
     ck.metadata.update(name=kernel.name, num_warps=kernel.num_warps, shared=kernel.shared_bytes,
                        params=kernel.params, arch=ck.options.arch, tma_params=[dict(t) for t in kernel.tma_params],
@@ -208,10 +247,10 @@ def _amd(ck: CompiledKernel, timings: dict[str, float]) -> None:
     kernel (registers, LDS, scratch) from the code object metadata. The code object
     (``asm["hsaco"]``) is linked on demand, since it needs ld.lld."""
     from .codegen.amdgpu import compile as amdgpu
+    from .codegen.amdgpu.target_info import target_info
     from .codegen.amdgpu.toolchain import compile_llvm_ir
-    from .ir.clone import clone
 
-    kernel = amdgpu.generate(clone(ck.module), ck.options.arch, timings, waves_per_eu=ck.options.waves_per_eu)
+    kernel = amdgpu.emit(ck.lowered(), target_info(ck.options.arch), timings, waves_per_eu=ck.options.waves_per_eu)
     obj = compile_llvm_ir(kernel.llvm_ir, ck.options.arch)
     timings["llvm"] = obj.seconds
     ck.asm["llir"] = kernel.llvm_ir

@@ -62,6 +62,8 @@ _ENTRIES = [
     Diagnostic("TLXC-CLI-003", "output not produced for this target, or a binary output without -o",
                "NVIDIA targets give ptx, cubin and sass, AMD ones llvm, amdgcn and hsaco (all give ir); "
                "write cubin and hsaco to a file with -o PATH"),
+    Diagnostic("TLXC-CLI-004", "no pass of that name in the target's pipeline",
+               "name a pass the message lists (tlxc compile FILE --arch ARCH --print-after all shows them all)"),
     Diagnostic("TLXC-CODEGEN-001", "construct not supported by this target's code generator yet",
                "run it in the interpreter, or rewrite it with supported operations; see the message for which"),
     Diagnostic("TLXC-RESOURCE-001", "the kernel needs more of a hardware resource than the target has",

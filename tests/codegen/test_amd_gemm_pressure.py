@@ -191,7 +191,7 @@ def test_operand_layout_reads_the_default_buffer_exactly(arch: str, shape: tuple
     assert plan is not None
     for i, buf_shape in ((0, (m, k)), (1, (k, n))):
         dist = plan.operand(i)
-        shared = lds_buffer_layout(target)(buf_shape, 16)
+        shared = lds_buffer_layout(target, buf_shape, 16)
         access = plan_shared_access(dist, shared, elem_bits=16, max_vector_bytes=16, warp_size=target.wave_size)
         check_access(dist, shared, access, 8 * target.wave_size)
         if i == 0:

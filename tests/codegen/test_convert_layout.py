@@ -26,8 +26,7 @@ import numpy as np
 import pytest
 from codegen_helpers import NVIDIA_ARCHS, ptxas_or_skip
 
-from tlxc.codegen.nvptx.compile import generate, layout_target
-from tlxc.codegen.nvptx.isa import TARGETS
+from tlxc.codegen.nvptx.compile import generate
 from tlxc.codegen.nvptx.lower_convert import (
     ELEM_BITS,
     NoMove,
@@ -38,6 +37,7 @@ from tlxc.codegen.nvptx.lower_convert import (
     ThreadXor,
     plan_move,
 )
+from tlxc.codegen.nvptx.target_info import target_info
 from tlxc.codegen.nvptx.toolchain import ptxas
 from tlxc.ir.layout import (
     LANE,
@@ -55,7 +55,7 @@ from tlxc.ir.layout import (
 )
 from tlxc.ir.parser import parse_ir
 
-TARGET = layout_target(TARGETS["sm_90a"])
+TARGET = target_info("sm_90a").layout_target
 
 
 def _swap_lanes(layout: LinearLayout, i: int, j: int) -> LinearLayout:

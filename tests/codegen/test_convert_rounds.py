@@ -25,9 +25,10 @@ from hypothesis import strategies as st
 from test_convert_layout import B64_ROW4, MMA64, Pair, _count, compile_pair, conversion_ptx, wavefronts
 
 from tlxc.codegen.convert_plan import SharedMove, SharedSide, plan_move, rounds_needed
-from tlxc.codegen.nvptx.compile import PtxKernel, generate, layout_target
+from tlxc.codegen.nvptx.compile import PtxKernel, generate
 from tlxc.codegen.nvptx.isa import TARGETS
 from tlxc.codegen.nvptx.mma_operands import plan_ldmatrix, plan_ldmatrix_as
+from tlxc.codegen.nvptx.target_info import target_info
 from tlxc.codegen.nvptx.toolchain import ptxas
 from tlxc.ir.clone import clone
 from tlxc.ir.layout import LinearLayout
@@ -35,7 +36,7 @@ from tlxc.ir.layout.common import LANE, REGISTER, WARP
 from tlxc.ir.layout.conversion import round_candidates
 from tlxc.ir.layout.nvidia import MmaV2
 
-TARGET = layout_target(TARGETS["sm_90a"])
+TARGET = target_info("sm_90a").layout_target
 
 
 # -- simulation ---------------------------------------------------------------------------------

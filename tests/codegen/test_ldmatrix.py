@@ -21,13 +21,12 @@ from hypothesis import strategies as st
 
 import tlxc
 import tlxc.language as tl
-from tlxc.codegen.nvptx.compile import layout_target
-from tlxc.codegen.nvptx.isa import TARGETS
 from tlxc.codegen.nvptx.lower_convert import SharedSide
 from tlxc.codegen.nvptx.mma_operands import LdmatrixPlan, instruction_groups, plan_ldmatrix, plan_ldmatrix_as
+from tlxc.codegen.nvptx.target_info import target_info
 from tlxc.ir.layout import LANE, REGISTER, WARP, LinearLayout, MmaV2, bank_cost, blocked
 
-TARGET = layout_target(TARGETS["sm_90a"])
+TARGET = target_info("sm_90a").layout_target
 
 
 # -- the emulation ----------------------------------------------------------------------------

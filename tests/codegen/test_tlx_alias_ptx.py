@@ -15,10 +15,9 @@ import numpy as np
 import pytest
 from codegen_helpers import NVIDIA_ARCHS, ptxas_or_skip, ptxas_row
 
-from tlxc.codegen.nvptx import compile as nv_compile
-from tlxc.ir.clone import clone
 from tlxc.ir.layout.common import swizzled_shared
 from tlxc.ir.layout.shared_access import plan_shared_access
+from tlxc.ir.passes import smem_alloc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tlx"))
 import tlx_alias_kernels as K  # noqa: E402  (tests/tlx/tlx_alias_kernels.py)
@@ -47,12 +46,11 @@ def test_ptxas_assembles(case: str, arch: str, record_property: Any) -> None:
 
 
 def _generated_func(case: str, arch: str, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The kernel as the code generator saw it (layouts assigned), and its PTX."""
-    seen = []
-    real = nv_compile.smem_alloc.plan
-    monkeypatch.setattr(nv_compile.smem_alloc, "plan", lambda f: seen.append(f) or real(f))
-    ptx = nv_compile.generate(clone(_compile(case, arch).module), arch).ptx
-    return seen[0], real(seen[0]), ptx
+    """The kernel as the code generator saw it (the IR after the target's pipeline), the
+    shared-memory plan read back from that IR, and the PTX."""
+    ck = _compile(case, arch)
+    func = ck.lowered().funcs[0]
+    return func, smem_alloc.read_plan(func), ck.asm["ptx"]
 
 
 @pytest.mark.parametrize("arch", NVIDIA_ARCHS)

@@ -11,16 +11,25 @@ from passes_helpers import kernel, parse  # tests/passes/passes_helpers.py
 from tlxc.ir import print_ir
 from tlxc.ir.core import Operation
 from tlxc.ir.parser import parse_ir
-from tlxc.ir.passes import PassOptions, buffer_layouts, dot_to_wgmma, membar
+from tlxc.ir.passes import PassOptions, buffer_layouts, dot_to_wgmma, membar, smem_alloc
+from tlxc.ir.target import Capabilities, TargetInfo
 from tlxc.ir.verifier import verify
 
 
-def _accumulator_layout(op: Operation, num_warps: int) -> object:
-    """Stands for the code generator's choice (any non-None layout says 'wgmma takes it')."""
-    return "wgmma"
+class _Wgmma(TargetInfo):
+    """Stands for a target with wgmma that takes every dot (any non-None layout says
+    'wgmma takes it')."""
+
+    def async_dot_layout(self, op: Operation, num_warps: int) -> object:
+        return "wgmma"
 
 
-OPTS = PassOptions(async_dot_layout=_accumulator_layout)
+class _Refuses(TargetInfo):
+    def async_dot_layout(self, op: Operation, num_warps: int) -> object:
+        return None
+
+
+OPTS = PassOptions(target=_Wgmma(has=Capabilities(wgmma=True)))
 ARGS = "%a: tile<MxKxT>, %b: tile<KxNxT>, %acc: tile<MxNxC>, %n: i32"
 LOOP = """
     %c0 = constant {value = 0} : i32
@@ -72,6 +81,7 @@ def test_dot_in_a_loop_becomes_async_dot_with_hoisted_buffers() -> None:
 def test_hazard_pass_orders_the_buffers_across_iterations() -> None:
     module = _run()
     buffer_layouts.run(module, OPTS)
+    smem_alloc.run(module, OPTS)
     membar.run(module, OPTS)
     verify(module)
     # the barrier before the first store: the previous iteration's async_dot read the buffers
@@ -94,5 +104,5 @@ def test_dots_wgmma_does_not_take_stay(kw: dict) -> None:
 def test_a_rejected_layout_leaves_the_dot_alone() -> None:
     module = _kernel()
     before = print_ir(module)
-    dot_to_wgmma.run(module, PassOptions(async_dot_layout=lambda op, w: None))
+    dot_to_wgmma.run(module, PassOptions(target=_Refuses(has=Capabilities(wgmma=True))))
     assert print_ir(module) == before

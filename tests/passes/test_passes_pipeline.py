@@ -13,7 +13,7 @@ from tlxc.ir import print_ir
 from tlxc.ir.core import Operation
 from tlxc.ir.passes import (
     CANONICALIZE,
-    PIPELINE,
+    TILE_PIPELINE,
     PassOptions,
     canonicalize,
     evaluate,
@@ -39,7 +39,7 @@ return
 
 def test_the_pipeline_is_one_named_list() -> None:
     assert [name for name, _ in CANONICALIZE] == ["fold", "cse", "dce"]
-    assert PIPELINE == [("canonicalize", CANONICALIZE)]
+    assert TILE_PIPELINE == [("canonicalize", CANONICALIZE)]
 
 
 def test_canonicalize_runs_to_a_fixed_point() -> None:

@@ -15,7 +15,7 @@ from tlxc.ir import print_ir
 from tlxc.ir.core import VerificationError
 from tlxc.ir.layout.common import swizzled_shared
 from tlxc.ir.parser import parse_ir
-from tlxc.ir.passes import PassOptions, membar
+from tlxc.ir.passes import PassOptions, membar, smem_alloc
 from tlxc.ir.verifier import verify
 
 OPTS = PassOptions()
@@ -65,6 +65,7 @@ def test_membar_separates_overlapping_aliases_only() -> None:
     # p[0] is bytes [0, 8192), p[1] [8192, 16384); alpha[0] is [12288, 12544)
     for index, overlaps in (("%c0", False), ("%c1", True)):
         m = _layouts(body.replace("%cP", index), T)
+        smem_alloc.run(m, OPTS)
         membar.run(m, OPTS)
         verify(m)
         assert ("B" in _barriers(m).split()) == overlaps, _barriers(m)

@@ -47,6 +47,7 @@ def _barriers(module: Operation) -> str:
 
 def _membar(body: str, args: str = T16) -> tuple[Operation, str]:
     module = _layouts(body, args)
+    smem_alloc.run(module, OPTS)
     membar.run(module, OPTS)
     verify(module)
     text = print_ir(module)

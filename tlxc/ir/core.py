@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Iterator, Sequence
 
-from .types import Type
+from .effects import Memory, Sync
+from .types import MemDescType, Type
 
 
 @dataclass(frozen=True)
@@ -190,7 +191,11 @@ class Operation:
       NUM_REGIONS -- how many regions it owns;
       IS_TERMINATOR, PURE -- traits used by the verifier and the passes; PURE (no side
                      effects: CSE may merge it, DCE may drop it) must be declared, so
-                     an op with effects is never removed by mistake.
+                     an op with effects is never removed by mistake;
+      MEMORY, SYNC, RETIRES, RETIRES_ALL_AT_ZERO -- its effects on buffers and barriers
+                     (``tlxc.ir.effects``), read through ``memory_effects()`` and
+                     ``sync_effects()``;
+      ``value_flow()`` -- for an op with regions, which values flow into and out of them.
     """
 
     NAME: ClassVar[str] = ""
@@ -200,6 +205,10 @@ class Operation:
     NUM_REGIONS: ClassVar[int] = 0
     IS_TERMINATOR: ClassVar[bool] = False
     PURE: ClassVar[bool] = False
+    MEMORY: ClassVar[tuple[Memory, ...]] = ()
+    SYNC: ClassVar[tuple[Sync, ...]] = ()
+    RETIRES: ClassVar[tuple[str, ...]] = ()
+    RETIRES_ALL_AT_ZERO: ClassVar[bool] = False
     REQUIRED: ClassVar[object] = object()
 
     def __init__(
@@ -294,6 +303,27 @@ class Operation:
     @property
     def name(self) -> str:
         return self.NAME
+
+    # -- effects (``tlxc.ir.effects``) ----------------------------------------------------
+    def memory_effects(self) -> list[tuple[Memory, "Value"]]:
+        """The op's ``MEMORY`` effects with the buffer each one touches; an effect whose
+        operand is absent or is not a buffer (a register operand) does not count."""
+        out = []
+        for effect in self.MEMORY:
+            v = self.operand(effect.operand)
+            if v is not None and isinstance(v.type, MemDescType):
+                out.append((effect, v))
+        return out
+
+    def sync_effects(self) -> tuple[Sync, ...]:
+        """The synchronization the op performs (its class's ``SYNC``)."""
+        return self.SYNC
+
+    def value_flow(self) -> list[tuple["Value", "Value"]]:
+        """``(from, to)`` pairs: the value ``to`` (a block argument of one of the op's
+        regions, or one of its results) may be the value ``from``. Ops with regions that
+        carry values declare it."""
+        return []
 
     @property
     def result(self) -> OpResult:

@@ -1,11 +1,11 @@
-"""IR module (canonicalized) -> LLVM IR for one AMDGPU target, and the launch metadata
-the runtime needs.
+"""The AMDGPU emitter driver: the IR that the AMDGPU pipeline (``pipeline.py``) leaves
+-> LLVM IR for one chip, and the launch metadata the runtime needs.
 
-Steps: buffer layouts, layout assignment with this target's facts (wave size, LDS banks)
-and the dead code it leaves, LDS allocation, hazard barriers, then the emitter over the
-kernel's body into an ``amdgpu_kernel`` function. The LDS of the kernel (its buffers,
-then the scratch area of layout conversions and reductions) is one static array,
-``@global_smem``, sized at the end.
+``emit`` builds the ``amdgpu_kernel`` function and runs the emitter over the kernel's
+body. The LDS of the kernel (its buffers at the offsets ``smem-alloc`` wrote into the
+IR, then the scratch area of layout conversions and reductions) is one static array,
+``@global_smem``, sized at the end. ``generate`` runs the pipeline's lowering passes
+first, for callers that hold the tile IR (tests, tools).
 """
 
 from __future__ import annotations
@@ -16,31 +16,16 @@ from dataclasses import dataclass
 import llvmlite.ir as ir
 
 from ...errors import CompilationError
-from ...ir import ops
 from ...ir.analysis.axis_info import analyze
-from ...ir.layout.target import LayoutTarget
-from ...ir.passes import buffer_layouts, dce, descriptor_pointers, layouts, membar, smem_alloc
+from ...ir.passes import smem_alloc
 from ...ir.passes.options import PassOptions
+from ...ir.passes.pipeline import TILE_PIPELINE, run_pipeline
 from ...ir.types import DType, Kind, PointerType, TensorDescType
-from .. import target_ops
-from . import (  # noqa: F401  (importing a lowering module registers its rules)
-    lower_amd_tlx,
-    lower_arith,
-    lower_buffers,
-    lower_cast,
-    lower_control,
-    lower_convert,
-    lower_dot,
-    lower_dot_scaled,
-    lower_math,
-    lower_memory,
-    lower_reduce,
-    lower_shape,
-    lower_sync,
-)
 from .emitter import Emitter
-from .isa import TARGETS, TRIPLE, AmdTarget
+from .isa import TRIPLE
 from .llvm import I8, I32, LDS_AS, VOID, value_type
+from .pipeline import PIPELINE
+from .target_info import AmdTargetInfo, target_info
 
 LDS_ALIGN = 16
 
@@ -53,10 +38,6 @@ class AmdKernel:
     wave_size: int
     lds_bytes: int
     params: tuple[str, ...]  # kernel argument types in order ("ptr", "i32", "f32", "i8" for bool...)
-
-
-def layout_target(t: AmdTarget) -> LayoutTarget:
-    return LayoutTarget(t.wave_size, t.lds_banks, t.lds_bank_bytes, 16)
 
 
 def param_type(t: DType | PointerType | TensorDescType) -> tuple[str, ir.Type]:
@@ -72,57 +53,28 @@ def param_type(t: DType | PointerType | TensorDescType) -> tuple[str, ir.Type]:
     return str(ty), ty
 
 
-def check_target_ops(func, target: AmdTarget) -> None:
-    """NVIDIA-only operations are refused at the user's line before any code is built."""
-    nvidia_only = (ops.AsyncDotOp, ops.AsyncDotWaitOp, ops.TmaLoadOp, ops.TmaStoreOp, ops.TmaStoreWaitOp,
-                   ops.MakeTensorDescOp, ops.AllocTensorDescOp, ops.ReinterpretTensorDescOp, ops.BarrierExpectOp,
-                   ops.DescriptorLoadOp, ops.DescriptorStoreOp)
-    for op in func.walk():
-        if isinstance(op, nvidia_only):
-            raise CompilationError("TLXC-TLX-006", f"'{op.NAME}' is an NVIDIA operation (Hopper/Blackwell); "
-                                   f"{target.arch} has no equivalent", op.loc,
-                                   "compile this kernel for sm_90a / sm_100a, or use the portable operations")
-        if isinstance(op, ops.LocalAllocOp) and op.result.type.storage == "tmem":
-            raise CompilationError("TLXC-TLX-005", f"tensor memory exists on sm_100a only; {target.arch} has none",
-                                   op.loc, "allocate the buffer in shared memory (storage=smem: LDS on AMD)")
+def generate(module, arch: str, timings: dict[str, float] | None = None, waves_per_eu: int = 0,
+             verify_each: bool = False) -> AmdKernel:
+    """LLVM IR of ``module`` (the tile IR) for ``arch``: the pipeline's lowering passes,
+    then ``emit``."""
+    info = target_info(arch)
+    module = run_pipeline(module, PassOptions(target=info), PIPELINE[len(TILE_PIPELINE):],
+                          verify_each=verify_each, timings=timings)
+    return emit(module, info, timings, waves_per_eu)
 
 
-def generate(module, arch: str, timings: dict[str, float] | None = None, waves_per_eu: int = 0) -> AmdKernel:
-    """LLVM IR of ``module``'s kernel for ``arch``; ``waves_per_eu`` (0: LLVM's choice) is
-    the occupancy the register budget is sized for (``_with_kernel_attributes``)."""
-    target = TARGETS[arch]
+def emit(module, info: AmdTargetInfo, timings: dict[str, float] | None = None, waves_per_eu: int = 0) -> AmdKernel:
+    """LLVM IR of ``module`` as the AMDGPU pipeline left it; ``waves_per_eu`` (0: LLVM's
+    choice) is the occupancy the register budget is sized for
+    (``_with_kernel_attributes``)."""
     t0 = time.perf_counter()
-    options = PassOptions(target=layout_target(target), dot_layout=lower_dot.dot_layout_hook(target),
-                          dot_operand_layout=lower_dot.dot_operand_layout_hook(target),
-                          buffer_layout=lower_buffers.lds_buffer_layout(target), plain_async_copy_buffers=True,
-                          scheduled_mfma_layouts=lower_amd_tlx.scheduled_mfma_layouts(target))
+    target = info.chip
+    arch = info.name
     (func,) = module.funcs
-    descriptor_pointers.rewrite(func)  # descriptors made in the kernel: masked pointer accesses, as Triton's AMD
-    target_ops.check_amd(func, arch)  # NVIDIA-only TLX operations, AMD ones this chip lacks
-    check_target_ops(func, target)
-    lower_dot.check(func, target)
-    lower_buffers.check_async_copies(func, target)
-    module = buffer_layouts.run(module, options)
-    module = layouts.run(module, options)
-    module = dce.run(module, options)
-    if timings is not None:
-        timings["layouts"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    (func,) = module.funcs
-    plan = smem_alloc.plan(func)
-    membar.run(module, options, plan)
-    if timings is not None:
-        timings["smem"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-
+    plan = smem_alloc.read_plan(func)
     name = func.attrs["sym_name"]
     num_warps = func.attrs["num_warps"]
-    threads = num_warps * target.wave_size
-    if threads > target.max_threads_per_block:
-        raise CompilationError("TLXC-LAUNCH-003", f"num_warps={num_warps} makes {threads} work-items of "
-                               f"{target.wave_size}-lane waves; {arch} allows {target.max_threads_per_block} "
-                               "per work-group", func.loc, f"use num_warps <= "
-                               f"{target.max_threads_per_block // target.wave_size}")
+    threads = num_warps * target.wave_size  # check-target refused more than a work-group holds
     args = func.body.args
     params = [param_type(a.type) for a in args]
     llmod = ir.Module(name=name)
@@ -153,7 +105,7 @@ def generate(module, arch: str, timings: dict[str, float] | None = None, waves_p
     lds.initializer = ir.Constant(lds.value_type, ir.Undefined)  # LDS has no initial contents (LLVM refuses any other)
     text = _with_kernel_attributes(str(llmod), name, threads, waves_per_eu)
     if timings is not None:
-        timings["llir"] = time.perf_counter() - t0
+        timings["emit-llir"] = time.perf_counter() - t0
     return AmdKernel(name, text, num_warps, target.wave_size, total, tuple(kind for kind, _ in params))
 
 

@@ -32,7 +32,7 @@ Inline ``asm`` has an empty text (see ``tied_asm``: only its constraints matter)
   ``a`` registers) and pins ``resident_operand`` to AGPRs. The instruction is the
   ``mma_table`` entry of the accumulator's MFMA ``instr_shape`` and operand dtype; the
   operand layouts are the dot operands of that MFMA layout with ``k_width`` 4 or 8
-  (``scheduled_mfma_layouts`` gives them to the layout pass; unpinned values are
+  (``scheduled_plan(...).layouts`` gives them to the layout pass through ``TargetInfo``; unpinned values are
   converted). An accumulator without a pinned layout gets the MFMA layout ``tl.dot``
   would (``dot_plan``).
 * ``amd_mfma_commit``: ``s_nop``s (``llvm.amdgcn.s.nop``) long enough for the longest
@@ -80,7 +80,6 @@ from .. import target_ops
 from .dot_plan import MFMA_VERSION, DotPlan, accumulator_tiles, intrinsic_signature, llvm_type, operand_tiles
 from .dot_plan import warps_per_cta as default_warps
 from .emitter import Emitter, lowers
-from .isa import AmdTarget
 from .llvm import F32, I16, I32, VOID, constant, value_type
 from .mma_table import MmaInstr, choose_mma, entries
 
@@ -353,15 +352,6 @@ def scheduled_plan(op: Operation, arch: str, num_warps: int) -> ScheduledPlan:
     return plan
 
 
-def scheduled_mfma_layouts(target: AmdTarget):
-    """``PassOptions.scheduled_mfma_layouts`` for ``target``."""
-
-    def hook(op: Operation, num_warps: int) -> tuple[LinearLayout, LinearLayout, LinearLayout]:
-        return scheduled_plan(op, target.arch, num_warps).layouts
-
-    return hook
-
-
 def _issue_order(tiles: dict[tuple[int, int, int], list[int]]) -> list[tuple[int, int, int]]:
     """Output fragments N-major, M-minor (per batch)."""
     return sorted(tiles, key=lambda k: (k[0], k[2], k[1]))
@@ -492,4 +482,4 @@ def amd_mfma_commit(e: Emitter, op: Operation) -> None:
         e.set(res, _unpack_words(e, words, vals))
 
 
-__all__ = ["committed_class", "scheduled_mfma_layouts", "scheduled_plan", "tied_asm", "pin_groups"]
+__all__ = ["committed_class", "scheduled_plan", "tied_asm", "pin_groups"]

@@ -65,7 +65,6 @@ from ...ir.layout.common import swizzled_shared
 from ...ir.layout.linear import LinearLayout
 from ...ir.layout.shared_access import SharedAccess, plan_shared_access
 from ...ir.passes.buffer_layouts import plain_layout, slice_offset_terms
-from ...ir.passes.membar import accesses as membar_accesses
 from ...ir.passes.rewrite import constant_of
 from ...ir.types import DType, Kind, MemDescType
 from .emitter import Emitter, TileVals, _opaque, lowers
@@ -79,24 +78,20 @@ SWIZZLE_CHUNKS = 8
 
 
 # -- the default LDS layout ---------------------------------------------------------------------
-def lds_buffer_layout(target: AmdTarget):
-    """``PassOptions.buffer_layout`` for ``target``: 16-byte chunks of each row XOR-swizzled
-    by the row (Triton's swizzled shared layout with the parameters of a K-contiguous MFMA
-    operand read 16 bytes at a time, ``amd_lds.mfma_lds_swizzle``, over at most 128
-    bytes): a wave reading a column of chunks spreads over the banks, reading a row stays
-    contiguous."""
-
-    def layout(shape: tuple[int, ...], elem_bits: int) -> LinearLayout:
-        vec = max(1, MAX_VECTOR_BYTES * 8 // elem_bits)
-        inner = shape[-1]
-        if inner <= vec:
-            return plain_layout(shape, elem_bits)
-        order = tuple(range(len(shape) - 1, -1, -1))
-        s = mfma_lds_swizzle(0, shape[-2:], (1, 0), vec, elem_bits, 4, target.lds_banks)
-        # at most 8 chunks (128 bytes, NVMMA's widest span): slices of 128-byte columns stay views
-        return swizzled_shared(shape, s.vec, s.per_phase, min(s.max_phase, SWIZZLE_CHUNKS), order)
-
-    return layout
+def lds_buffer_layout(target: AmdTarget, shape: tuple[int, ...], elem_bits: int) -> LinearLayout:
+    """The default layout of an LDS buffer on ``target`` (``TargetInfo.buffer_layout``):
+    16-byte chunks of each row XOR-swizzled by the row (Triton's swizzled shared layout
+    with the parameters of a K-contiguous MFMA operand read 16 bytes at a time,
+    ``amd_lds.mfma_lds_swizzle``, over at most 128 bytes): a wave reading a column of
+    chunks spreads over the banks, reading a row stays contiguous."""
+    vec = max(1, MAX_VECTOR_BYTES * 8 // elem_bits)
+    inner = shape[-1]
+    if inner <= vec:
+        return plain_layout(shape, elem_bits)
+    order = tuple(range(len(shape) - 1, -1, -1))
+    s = mfma_lds_swizzle(0, shape[-2:], (1, 0), vec, elem_bits, 4, target.lds_banks)
+    # at most 8 chunks (128 bytes, NVMMA's widest span): slices of 128-byte columns stay views
+    return swizzled_shared(shape, s.vec, s.per_phase, min(s.max_phase, SWIZZLE_CHUNKS), order)
 
 
 # -- addresses --------------------------------------------------------------------------------
@@ -286,9 +281,8 @@ def local_store(e: Emitter, op: Operation) -> None:
 # ops a deferred read must not move past: they synchronize, order memory or fix a
 # schedule -- or, a layout conversion, may put scratch over buffers that liveness (which
 # ends at the local_load) counts as dead (``Emitter.dead_window``)
-_ORDERING = (ops.AsyncWaitGroupOp, ops.BarrierAllocOp, ops.BarrierExpectOp, ops.BarrierWaitOp, ops.BarrierArriveOp,
-             ops.NamedBarrierWaitOp, ops.NamedBarrierArriveOp, ops.FenceOp, ops.AmdSchedBarrierOp,
-             ops.AmdScheduledMfmaOp, ops.AmdMfmaCommitOp, ops.Clock64Op, ops.ConvertLayoutOp)
+# (ops that synchronize or order memory declare it: ``Operation.sync_effects``)
+_SCHEDULING = (ops.AmdSchedBarrierOp, ops.AmdScheduledMfmaOp, ops.AmdMfmaCommitOp, ops.Clock64Op, ops.ConvertLayoutOp)
 
 
 class DeferredLoad(Sequence):
@@ -343,7 +337,8 @@ def deferrable(op: Operation) -> bool:
     block = op.parent.ops  # type: ignore[union-attr]
     between = block[block.index(op) + 1:block.index(uses[0])]
     for x in between:
-        if x.regions or isinstance(x, _ORDERING) or any(a.kind == "write" for a in membar_accesses(x)):
+        if x.regions or x.sync_effects() or isinstance(x, _SCHEDULING) \
+                or any(effect.access == "write" for effect, _ in x.memory_effects()):
             return False
     return True
 

@@ -4,11 +4,11 @@ and a per-lane FMA loop for what no matrix instruction takes.
 The plan (instruction, layouts, which registers feed which instruction) is the pure
 ``dot_plan``; this file emits it:
 
-* ``dot_layout_hook`` is the layout pass's ``dot_layout``: the plan's accumulator layout,
+* ``dot_layout`` is what the layout pass asks (``TargetInfo.dot_layout``): the plan's accumulator layout,
   so a loop-carried accumulator lives in it and the loop converts nothing;
 * an operand that arrives in the plan's operand layout is used from its registers
   (``RegisterFragments``): a ``local_load`` that only feeds the dot reads its buffer
-  straight into that layout (the layout pass asks ``dot_operand_layout_hook``), and
+  straight into that layout (the layout pass asks ``dot_operand_layout``), and
   ``lower_buffers`` defers those reads to here, so each instruction's fragments are read
   next to it rather than the whole operand being live at once;
 * any other operand is staged through LDS once (``stage``): written from whatever layout
@@ -65,35 +65,27 @@ def plan_of(op: Operation, arch: str, num_warps: int) -> DotPlan | None:
                   num_warps)
 
 
-def dot_layout_hook(target: AmdTarget) -> Callable[[Operation, int], LinearLayout | None]:
-    """``PassOptions.dot_layout`` for ``target``: the MFMA / WMMA accumulator layout of a
-    dot that runs on the matrix cores, None for the FMA loop (the canonical layout)."""
+def dot_layout(op: Operation, target: AmdTarget, num_warps: int) -> LinearLayout | None:
+    """The MFMA / WMMA accumulator layout of a dot that runs on the matrix cores of
+    ``target``, None for the FMA loop (the canonical layout): ``TargetInfo.dot_layout``."""
+    if isinstance(op, ops.DotScaledOp):
+        from .lower_dot_scaled import accumulator_layout  # lower_dot_scaled builds on this module
 
-    def dot_layout(op: Operation, num_warps: int) -> LinearLayout | None:
-        if isinstance(op, ops.DotScaledOp):
-            from .lower_dot_scaled import accumulator_layout  # lower_dot_scaled builds on this module
-
-            return accumulator_layout(op, target.arch, num_warps)
-        if not isinstance(op, ops.DotOp):
-            return None
-        plan = plan_of(op, target.arch, num_warps)
-        return plan.accumulator() if plan is not None else None
-
-    return dot_layout
+        return accumulator_layout(op, target.arch, num_warps)
+    if not isinstance(op, ops.DotOp):
+        return None
+    plan = plan_of(op, target.arch, num_warps)
+    return plan.accumulator() if plan is not None else None
 
 
-def dot_operand_layout_hook(target: AmdTarget) -> Callable[[Operation, int, int], LinearLayout | None]:
-    """``PassOptions.dot_operand_layout`` for ``target``: the MFMA / WMMA operand layout of
-    a dot's operand ``index`` (a ``local_load`` feeding it reads its buffer straight into
-    it), None for the FMA loop."""
-
-    def operand_layout(op: Operation, index: int, num_warps: int) -> LinearLayout | None:
-        if not isinstance(op, ops.DotOp):
-            return None
-        plan = plan_of(op, target.arch, num_warps)
-        return plan.operand(index) if plan is not None else None
-
-    return operand_layout
+def dot_operand_layout(op: Operation, target: AmdTarget, index: int, num_warps: int) -> LinearLayout | None:
+    """The MFMA / WMMA operand layout of a dot's operand ``index`` (a ``local_load`` feeding
+    it reads its buffer straight into it), None for the FMA loop:
+    ``TargetInfo.dot_operand_layout``."""
+    if not isinstance(op, ops.DotOp):
+        return None
+    plan = plan_of(op, target.arch, num_warps)
+    return plan.operand(index) if plan is not None else None
 
 
 def check(func: Operation, target: AmdTarget) -> None:
@@ -597,4 +589,4 @@ def _convert(e: Emitter, x: ir.Value, t: Any, to: Any) -> ir.Value:
                            e.current.loc if e.current else None)
 
 
-__all__ = ["dot_layout_hook", "check", "plan_of", "stage", "offset_map", "OffsetMap"]
+__all__ = ["dot_layout", "dot_operand_layout", "check", "plan_of", "stage", "offset_map", "OffsetMap"]

@@ -27,27 +27,6 @@ def is_buffer(v: Value) -> bool:
     return isinstance(v.type, (MemDescType, BarrierType))
 
 
-def region_edges(op: Operation) -> list[tuple[Value, Value]]:
-    """``(from, to)`` pairs: the value ``to`` (a block argument or a region result of
-    ``op``) may be the value ``from``."""
-    out: list[tuple[Value, Value]] = []
-    if isinstance(op, ops.ForOp):
-        body = op.regions[0].block
-        out += list(zip(op.operands[3:], body.args[1:]))
-        out += list(zip(body.ops[-1].operands, body.args[1:]))
-        out += list(zip(body.args[1:], op.results))
-    elif isinstance(op, ops.IfOp):
-        for region in op.regions:
-            out += list(zip(region.block.ops[-1].operands, op.results))
-    elif isinstance(op, ops.WhileOp):
-        before, after = op.regions[0].block, op.regions[1].block
-        out += list(zip(op.operands, before.args))
-        out += list(zip(after.ops[-1].operands, before.args))
-        cond = before.ops[-1].operands[1:]
-        out += list(zip(cond, after.args)) + list(zip(cond, op.results))
-    return out
-
-
 def alias_roots(func: Operation) -> dict[int, frozenset[Operation]]:
     """See the module doc; values that view nothing are absent."""
     roots: dict[int, set[Operation]] = {}
@@ -57,7 +36,7 @@ def alias_roots(func: Operation) -> dict[int, frozenset[Operation]]:
             roots[id(op.result)] = {op}
         elif isinstance(op, VIEW_OPS):
             edges.append((op.operands[0], op.result))
-        edges += [(a, b) for a, b in region_edges(op) if is_buffer(a)]
+        edges += [(a, b) for a, b in op.value_flow() if is_buffer(a)]  # loops' and ifs' own declarations
     changed = True
     while changed:
         changed = False

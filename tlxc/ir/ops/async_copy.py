@@ -6,6 +6,7 @@ bulk groups for stores)."""
 from __future__ import annotations
 
 from ..core import Operation, register
+from ..effects import CTA_BARRIER, Sync, read, write
 from ..types import DescPtrType, PointerType, TensorDescType, TileType, TokenType
 from .barriers import barrier
 from .base import fail, is_i1
@@ -37,6 +38,7 @@ class AsyncLoadOp(Operation):
     shape; masked-off elements get ``other`` (zero without it)."""
 
     NAME = "async_load"
+    MEMORY = (write("buf"),)  # at issue: the copy lands while others may still read
     OPERANDS = ("ptr", "buf", "?mask", "?other")
     ATTRS = {"cache": "", "eviction": ""}
 
@@ -80,6 +82,9 @@ class AsyncWaitGroupOp(Operation):
     NAME = "async_wait_group"
     OPERANDS = ("*tokens",)
     ATTRS = {"pendings": Operation.REQUIRED}
+    SYNC = (Sync("wait"), CTA_BARRIER)  # the copies of every thread are visible to all: a CTA barrier follows
+    RETIRES = ("async_load",)
+    RETIRES_ALL_AT_ZERO = True
 
     def verify(self) -> None:
         super().verify()
@@ -189,6 +194,7 @@ class TmaLoadOp(Operation):
     NAME = "tma_load"
     OPERANDS = ("desc", "buf", "bar", "*coords", "?pred")
     ATTRS = {"eviction": ""}
+    MEMORY = (write("buf", "async"),)  # completes through ``bar``, not in program order
     NUM_RESULTS = 0
 
     def verify(self) -> None:
@@ -212,6 +218,7 @@ class TmaStoreOp(Operation):
     NAME = "tma_store"
     OPERANDS = ("desc", "buf", "*coords")
     ATTRS = {"reduce": "", "eviction": ""}
+    MEMORY = (read("buf", "async"),)
     NUM_RESULTS = 0
 
     def verify(self) -> None:
@@ -231,6 +238,8 @@ class TmaStoreWaitOp(Operation):
 
     NAME = "tma_store_wait"
     ATTRS = {"pendings": Operation.REQUIRED}
+    SYNC = (Sync("wait"),)
+    RETIRES = ("tma_store",)
     NUM_RESULTS = 0
 
     def verify(self) -> None:

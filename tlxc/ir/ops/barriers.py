@@ -9,6 +9,7 @@ then the parity flips and the arrival count is re-armed (see
 from __future__ import annotations
 
 from ..core import Operation, register
+from ..effects import CTA_BARRIER, Sync
 from ..types import BarrierType
 from .base import fail, is_i1
 from .buffers import i32_scalar
@@ -35,10 +36,12 @@ def _pred(op: Operation) -> None:
 
 @register
 class BarrierAllocOp(Operation):
-    """``num`` mbarriers, each initialized to expect ``count`` arrivals per phase."""
+    """``num`` mbarriers, each initialized to expect ``count`` arrivals per phase;
+    ``smem_offset`` is where the ``smem-alloc`` pass placed them (-1 before it ran)."""
 
     NAME = "barrier_alloc"
-    ATTRS = {"count": Operation.REQUIRED}
+    ATTRS = {"count": Operation.REQUIRED, "smem_offset": -1}
+    SYNC = (CTA_BARRIER,)  # initialized by one thread, then every thread must see it
     PURE = False
 
     def verify(self) -> None:
@@ -71,6 +74,7 @@ class BarrierExpectOp(Operation):
     NAME = "barrier_expect"
     OPERANDS = ("bar", "?pred")
     ATTRS = {"bytes": Operation.REQUIRED}
+    SYNC = (Sync("expect_bytes"), Sync("arrive"), CTA_BARRIER)  # one thread arrives, after the CTA meets
     NUM_RESULTS = 0
 
     def verify(self) -> None:
@@ -87,6 +91,8 @@ class BarrierWaitOp(Operation):
 
     NAME = "barrier_wait"
     OPERANDS = ("bar", "phase", "?pred")
+    SYNC = (Sync("wait"),)
+    RETIRES = ("tma_load",)  # the bytes a TMA load delivers are there once its phase completes
     NUM_RESULTS = 0
 
     def verify(self) -> None:
@@ -113,6 +119,13 @@ class BarrierArriveOp(Operation):
         if not isinstance(self.attrs["count"], int) or self.attrs["count"] < 1:
             fail(self, f"arrive count must be a positive integer, got {self.attrs['count']}")
 
+    def sync_effects(self) -> tuple[Sync, ...]:
+        # one thread arrives for the CTA after the CTA meets; on a warp barrier every thread arrives alone
+        t = self.operands[0].type
+        if isinstance(t, BarrierType) and not t.warp:
+            return (Sync("arrive"), CTA_BARRIER)
+        return (Sync("arrive"),)
+
 
 class _NamedBarrier(Operation):
     ATTRS = {"bar_id": Operation.REQUIRED, "threads": Operation.REQUIRED}
@@ -133,12 +146,18 @@ class NamedBarrierWaitOp(_NamedBarrier):
 
     NAME = "named_barrier_wait"
 
+    def sync_effects(self) -> tuple[Sync, ...]:
+        return (Sync("named_barrier", threads=self.attrs["threads"]),)
+
 
 @register
 class NamedBarrierArriveOp(_NamedBarrier):
     """Arrive at hardware barrier ``bar_id`` without waiting."""
 
     NAME = "named_barrier_arrive"
+
+    def sync_effects(self) -> tuple[Sync, ...]:
+        return (Sync("arrive", threads=self.attrs["threads"]),)
 
 
 @register
@@ -154,3 +173,6 @@ class FenceOp(Operation):
         super().verify()
         if self.attrs["scope"] not in FENCE_SCOPES:
             fail(self, f"fence scope must be one of {FENCE_SCOPES}, got {self.attrs['scope']!r}")
+
+    def sync_effects(self) -> tuple[Sync, ...]:
+        return (Sync("fence", scope=self.attrs["scope"]),)

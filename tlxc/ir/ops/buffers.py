@@ -11,6 +11,7 @@ memory.
 from __future__ import annotations
 
 from ..core import Operation, register
+from ..effects import read, write
 from ..types import STORAGES, AliasSpecType, DType, MemDescType, TileType
 from .base import fail
 
@@ -40,10 +41,11 @@ class StorageAliasSpecOp(Operation):
     attribute gives. The frontend computes ``size`` (the user's ``buffer_size_bytes``,
     or the extent of the placements) and the placements from ``set_buffer_overlap``, so
     the interpreter and the shared-memory allocator read the same numbers. ``fixed``: the
-    user gave the size (``buffer_size_bytes``)."""
+    user gave the size (``buffer_size_bytes``). ``smem_offset``: where ``smem-alloc``
+    placed it (-1 before)."""
 
     NAME = "storage_alias_spec"
-    ATTRS = {"storage": "smem", "size": Operation.REQUIRED, "fixed": False}
+    ATTRS = {"storage": "smem", "size": Operation.REQUIRED, "fixed": False, "smem_offset": -1}
     PURE = True
 
     def verify(self) -> None:
@@ -62,11 +64,12 @@ class LocalAllocOp(Operation):
     optional ``reuse`` operand the buffers overlay the bytes of that allocation, or of a
     ``storage_alias_spec``: then ``alias = [offset, step]`` places buffer ``i`` at byte
     ``offset + i * step`` of the spec's store. ``pinned`` marks a layout the user chose
-    (it is never changed by the compiler)."""
+    (it is never changed by the compiler). ``smem_offset``: the byte offset in the
+    kernel's shared memory, written by the ``smem-alloc`` pass (-1 before it ran)."""
 
     NAME = "local_alloc"
     OPERANDS = ("?reuse",)
-    ATTRS = {"pinned": False, "alias": ()}
+    ATTRS = {"pinned": False, "alias": (), "smem_offset": -1}
     PURE = False
 
     def alias_placement(self) -> tuple[int, int] | None:
@@ -186,6 +189,7 @@ class LocalLoadOp(Operation):
     copy that produced it. ``pinned``: the result's layout was chosen by the user."""
 
     NAME = "local_load"
+    MEMORY = (read("buf"),)
     OPERANDS = ("buf", "?token")
     ATTRS = {"pinned": False}
     PURE = False
@@ -203,6 +207,7 @@ class LocalStoreOp(Operation):
     """Write a register tile into one buffer."""
 
     NAME = "local_store"
+    MEMORY = (write("buf"),)
     OPERANDS = ("buf", "value")
     NUM_RESULTS = 0
     PURE = False

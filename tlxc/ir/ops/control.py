@@ -50,11 +50,13 @@ class FuncOp(Operation):
 
     ``arg_divisibility[i]`` is what the signature promised about argument i: for a
     pointer its byte alignment, for an integer that it is a multiple of that value
-    (1 when nothing is known).
+    (1 when nothing is known). ``smem_total``: the bytes of shared memory the kernel's
+    buffers take, written by the ``smem-alloc`` pass (-1 before it ran); the code
+    generator's scratch area comes after them.
     """
 
     NAME = "func"
-    ATTRS = {"sym_name": Operation.REQUIRED, "arg_divisibility": (), "num_warps": 4}
+    ATTRS = {"sym_name": Operation.REQUIRED, "arg_divisibility": (), "num_warps": 4, "smem_total": -1}
     NUM_RESULTS = 0
     NUM_REGIONS = 1
     PURE = False
@@ -136,6 +138,13 @@ class ForOp(Operation):
     def inits(self):
         return self.operands[3:]
 
+    def value_flow(self):
+        # inits and what an iteration yields become the carried arguments; they leave as results
+        body = self.body
+        carried = body.args[1:]
+        return (list(zip(self.inits, carried)) + list(zip(body.ops[-1].operands, carried))
+                + list(zip(carried, self.results)))
+
     def verify(self) -> None:
         super().verify()
         lb, ub, step = self.operands[:3]
@@ -162,6 +171,14 @@ class WhileOp(Operation):
     NUM_REGIONS = 2
     PURE = False
 
+    def value_flow(self):
+        # inits and the body's yield enter ``before``; what the condition forwards enters
+        # the body and leaves as the results
+        before, after = self.regions[0].block, self.regions[1].block
+        forwarded = before.ops[-1].operands[1:]
+        return (list(zip(self.operands, before.args)) + list(zip(after.ops[-1].operands, before.args))
+                + list(zip(forwarded, after.args)) + list(zip(forwarded, self.results)))
+
     def verify(self) -> None:
         super().verify()
         inits = _types(self.operands)
@@ -186,6 +203,9 @@ class IfOp(Operation):
     NUM_RESULTS = None
     NUM_REGIONS = 2
     PURE = False
+
+    def value_flow(self):
+        return [(v, r) for region in self.regions for v, r in zip(region.block.ops[-1].operands, self.results)]
 
     def verify(self) -> None:
         super().verify()

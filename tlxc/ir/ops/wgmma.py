@@ -5,6 +5,7 @@ with ``b`` (and optionally ``a``) in shared memory; its result may only be read 
 from __future__ import annotations
 
 from ..core import Operation, register
+from ..effects import Sync, read
 from ..types import MemDescType, TileType
 from .base import fail, is_i1
 from .reduce import INPUT_PRECISIONS
@@ -26,6 +27,7 @@ class AsyncDotOp(Operation):
     NAME = "async_dot"
     OPERANDS = ("a", "b", "?acc", "?use_acc")
     ATTRS = {"input_precision": "tf32"}
+    MEMORY = (read("a", "async"), read("b", "async"))  # the operands that are buffers
 
     def verify(self) -> None:
         super().verify()
@@ -61,6 +63,9 @@ class AsyncDotWaitOp(Operation):
     NAME = "async_dot_wait"
     OPERANDS = ("*values",)
     ATTRS = {"pendings": Operation.REQUIRED}
+    SYNC = (Sync("wait"),)
+    RETIRES = ("async_dot",)
+    RETIRES_ALL_AT_ZERO = True
     NUM_RESULTS = None
 
     def verify(self) -> None:

@@ -7,13 +7,13 @@ Guarantees: every shared-memory ``MemDescType`` value -- allocations, views, loo
 buffers -- carries a layout, and the layouts of views agree with their allocation:
 
 * an allocation (``local_alloc``): rank >= 2 gets the target's swizzled layout
-  (``options.buffer_layout``; AMD: an XOR swizzle of 16-byte chunks that keeps LDS
+  (``options.target.buffer_layout``; AMD: an XOR swizzle of 16-byte chunks that keeps LDS
   accesses free of bank conflicts), by default the NVMMA swizzled layout that TMA and
   wgmma use, with the swizzle span (128, 64 or 32 bytes, 0 = plain) chosen from the
   bytes of the contiguous (last) dim as Triton does (``choose_swizzle``); rank 1 is
   plain. An allocation that one of its views reinterprets with another element width or
   shape is plain row-major instead, so that the reinterpretation is exact, and so is one
-  that ``async_load`` writes when ``options.plain_async_copy_buffers`` says the target's
+  that ``async_load`` writes when ``options.target.plain_async_copy_buffers`` says the target's
   copies need it (AMD's direct-to-LDS copies);
 * ``local_view``: the array's layout (one buffer of it);
 * ``local_trans``: the same bytes with the output dims permuted;
@@ -44,7 +44,7 @@ from ..layout.common import BLOCK, OFFSET, dim_names, with_standard_ins
 from ..layout.linear import LayoutError, LinearLayout, is_pow2, log2
 from ..layout.nvidia import nvmma_shared
 from ..types import MemDescType
-from .options import PassOptions
+from .options import DEFAULT_OPTIONS, PassOptions
 from .rewrite import constant_of
 
 TLX = "TLXC-TLX-001"
@@ -207,10 +207,10 @@ def _reinterprets_bytes(op: Operation) -> bool:
 class _Assigner:
     def __init__(self, func: Operation, swizzle: bool, options: PassOptions | None = None) -> None:
         self.swizzle = swizzle
-        self.target_layout = options.buffer_layout if options is not None else None
+        self.info = (options or DEFAULT_OPTIONS).target
         roots = alias_roots(func)
         self.plain: set[Operation] = set()
-        plain_copies = options is not None and options.plain_async_copy_buffers
+        plain_copies = self.info.plain_async_copy_buffers
         for op in func.walk():
             if isinstance(op, ops.LocalReinterpretOp) and _is_smem(op.operands[0]) and _reinterprets_bytes(op):
                 self.plain |= roots.get(id(op.operands[0]), set())
@@ -246,8 +246,10 @@ class _Assigner:
                 return reuse.type.layout  # the same bytes seen the same way
             if op in self.plain:
                 return plain_layout(t.buf_shape, t.element.bits)
-            if self.target_layout is not None and len(t.buf_shape) >= 2 and self.swizzle:
-                return self.target_layout(t.buf_shape, t.element.bits)
+            chosen = self.info.buffer_layout(t.buf_shape, t.element.bits) \
+                if self.swizzle and len(t.buf_shape) >= 2 else None
+            if chosen is not None:
+                return chosen
             return default_layout(t.buf_shape, t.element.bits, self.swizzle)
         src: MemDescType = op.operands[0].type  # type: ignore[assignment]
         if src.layout is None:  # pragma: no cover - the walk visits definitions first
@@ -324,9 +326,9 @@ class _Assigner:
 
 def run(module: Operation, options: PassOptions, *, swizzle: bool = True) -> Operation:
     """Assign buffer layouts in every kernel of ``module``. ``swizzle`` makes a swizzled
-    layout the default for rank >= 2 -- the target's (``options.buffer_layout``: AMD's
+    layout the default for rank >= 2 -- the target's (``options.target.buffer_layout``: AMD's
     bank-conflict-avoiding LDS swizzle) or else NVIDIA's NVMMA one (TMA / wgmma); without
-    it buffers are plain row-major. ``options.plain_async_copy_buffers`` keeps the
+    it buffers are plain row-major. ``options.target.plain_async_copy_buffers`` keeps the
     allocations ``async_load`` writes row-major."""
     for func in module.funcs:  # type: ignore[attr-defined]
         _Assigner(func, swizzle, options).block(func.body)

@@ -12,13 +12,13 @@ A qualifying ``%c = dot %a, %b, %acc`` becomes::
     %c = async_dot_wait %x {pendings = 0}
 
 so that everything else comes from the passes that follow: NVMMA buffer layouts, the
-wgmma accumulator layout (``options.async_dot_layout``), shared-memory allocation, and
+wgmma accumulator layout (``options.target.async_dot_layout``), shared-memory allocation, and
 the hazard barriers and async-proxy fences of ``membar`` (the barrier between one
 iteration's ``async_dot`` reading the buffers and the next one's ``local_store`` into
 them included).
 
-Expects: a canonicalized kernel before buffer and tile layouts are assigned; the code
-generator runs this pass only for targets with wgmma and sets ``options.async_dot_layout``.
+Expects: a canonicalized kernel before buffer and tile layouts are assigned; a target
+without wgmma (``options.target.has.wgmma``) leaves the module as it is.
 Guarantees: a rewritten dot's result is the ``async_dot_wait`` result, of the same type;
 dots that are left alone are unchanged.
 Leaves to the ``mma.sync`` path (``dot`` stays): batched (rank-3) dots; M not a multiple
@@ -101,7 +101,7 @@ def _rewrite(op: Operation, body: Block, options: PassOptions, num_warps: int) -
         created.append(here.create(LocalStoreOp, [b_buf, b], []))
         dot = here.create(AsyncDotOp, [a_buf, b_buf], [acc.type], {"input_precision": "tf32"},
                           optional={"acc": acc, "use_acc": None})
-        if options.async_dot_layout is None or options.async_dot_layout(dot, num_warps) is None:
+        if options.target.async_dot_layout(dot, num_warps) is None:
             for x in [dot, *reversed(created)]:
                 x.erase()
             return
@@ -111,6 +111,8 @@ def _rewrite(op: Operation, body: Block, options: PassOptions, num_warps: int) -
 
 
 def run(module: Operation, options: PassOptions) -> Operation:
+    if not options.target.has.wgmma:
+        return module
     for func in module.funcs:  # type: ignore[attr-defined]
         num_warps = func.attrs["num_warps"]
         for op in list(func.walk()):

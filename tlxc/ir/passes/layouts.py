@@ -1,8 +1,9 @@
 """Layout assignment: give every tile a distributed layout and insert ``convert_layout``
 where an op needs its operand in another one.
 
-Expects: a canonicalized kernel with no layouts; ``options.target`` (a
-``LayoutTarget``) and the ``func``'s ``num_warps``.
+Expects: a canonicalized kernel with no layouts; ``options.target`` (the
+``TargetInfo``: warp size, vector width, and the layouts of dots and scheduled MFMAs,
+which only the target can choose) and the ``func``'s ``num_warps``.
 Guarantees: every tile type carries a ``LinearLayout``; ops whose result only
 re-indexes registers (reduce, expand_dims, trans, reshape, join, split, and the
 elementwise ops) get the layout derived from their operand, so the code generators
@@ -56,12 +57,8 @@ def _bytes(t: DType | PointerType) -> int:
 class _Assigner:
     def __init__(self, func: Operation, options: PassOptions) -> None:
         self.func = func
-        self.target = options.target
-        self.dot_layout = options.dot_layout
-        self.dot_operand_layout = options.dot_operand_layout
-        self.async_dot_layout = options.async_dot_layout
-        self.async_dot_a_layout = options.async_dot_a_layout
-        self.scheduled_mfma = options.scheduled_mfma_layouts
+        self.info = options.target
+        self.target = options.target.layout_target
         self.num_warps = func.attrs["num_warps"]
         self.vec: dict[tuple[int, ...], int] = {}
         self.remat: dict[tuple[Value, LinearLayout], Value] = {}  # values rebuilt in another layout
@@ -280,7 +277,7 @@ class _Assigner:
                     self.require(op, i, layout)
             self.set_layout(op.result, layout)
         elif isinstance(op, (ops.DotOp, ops.DotScaledOp)):
-            chosen = self.dot_layout(op, self.num_warps) if self.dot_layout is not None else None
+            chosen = self.info.dot_layout(op, self.num_warps)
             self.set_layout(op.result, chosen or self.canonical(op.result.type.shape))
             self.require(op, 2, op.result.type.layout)
         elif isinstance(op, (ops.ConstantOp, ops.ArangeOp, ops.SplatOp)):
@@ -310,11 +307,11 @@ class _Assigner:
             self.set_layout(op.result, res)
             self.require(op, 0, self.broadcast_source(op, res))
         elif isinstance(op, ops.AsyncDotOp):
-            chosen = self.async_dot_layout(op, self.num_warps) if self.async_dot_layout is not None else None
+            chosen = self.info.async_dot_layout(op, self.num_warps)
             self.set_layout(op.result, chosen or self.canonical(op.result.type.shape))
             if op.operand("acc") is not None:
                 self.require(op, 2, op.result.type.layout)  # a, b, acc, use_acc
-            a_want = self.async_dot_a_layout(op, self.num_warps) if self.async_dot_a_layout is not None else None
+            a_want = self.info.async_dot_a_layout(op, self.num_warps)
             if a_want is not None:
                 self.require(op, 0, a_want)
         elif isinstance(op, ops.AsyncDotWaitOp):
@@ -348,9 +345,10 @@ class _Assigner:
                                        "layout's per-wave tile), or convert the value first") from None
             self.set_layout(op.result, out)
         elif isinstance(op, ops.AmdScheduledMfmaOp):
-            if self.scheduled_mfma is None:
+            chosen = self.info.scheduled_mfma_layouts(op, self.num_warps)
+            if chosen is None:
                 raise LayoutError("amd_scheduled_mfma needs a target that chooses its MFMA layouts")
-            acc, la, lb = self.scheduled_mfma(op, self.num_warps)
+            acc, la, lb = chosen
             for i, want in enumerate((la, lb, acc)):
                 self.require(op, i, want)
             self.set_layout(op.result, acc)
@@ -362,7 +360,7 @@ class _Assigner:
         the target reads dot operands in a layout of their own (AMD's MFMA / WMMA operand
         layouts): a ``local_load`` then reads its buffer straight into it, instead of a
         blocked layout that the dot would convert through shared memory a second time."""
-        if self.dot_operand_layout is None or len(v.uses) != 1:
+        if len(v.uses) != 1:
             return None
         user = v.uses[0]
         if not isinstance(user, ops.DotOp) or user.operands.count(v) != 1:
@@ -370,7 +368,7 @@ class _Assigner:
         index = user.operands.index(v)
         if index not in (0, 1):
             return None
-        return self.dot_operand_layout(user, index, self.num_warps)
+        return self.info.dot_operand_layout(user, index, self.num_warps)
 
     def reduced_from(self, v: Value, shape: tuple[int, ...], depth: int = 0) -> LinearLayout | None:
         """The layout of a tile of ``shape`` that ``v`` was reduced from, through
@@ -404,15 +402,16 @@ class _Assigner:
         if src is None or depth > 8:
             return None
         if isinstance(src, (ops.DotOp, ops.DotScaledOp)):
-            return self.dot_layout(src, self.num_warps) if self.dot_layout is not None else None
+            return self.info.dot_layout(src, self.num_warps)
         if isinstance(src, ops.AsyncDotOp):
-            return self.async_dot_layout(src, self.num_warps) if self.async_dot_layout is not None else None
+            return self.info.async_dot_layout(src, self.num_warps)
         if isinstance(src, ops.AsyncDotWaitOp):
             return self.preferred(src.operands[v.index], depth + 1)  # type: ignore[attr-defined]
         if isinstance(src, (ops.ZerosOp, ops.RequireLayoutOp)):
             return self.user_layout(src)
-        if isinstance(src, ops.AmdScheduledMfmaOp) and self.scheduled_mfma is not None:
-            return self.scheduled_mfma(src, self.num_warps)[0]
+        if isinstance(src, ops.AmdScheduledMfmaOp):
+            chosen = self.info.scheduled_mfma_layouts(src, self.num_warps)
+            return chosen[0] if chosen is not None else None
         if isinstance(src, (ops.AmdMfmaCommitOp, ops.AmdRegisterResidentOp, ops.AmdRegisterClassAnchorOp)):
             return self.preferred(src.operands[v.index], depth + 1)  # type: ignore[attr-defined]
         if isinstance(src, ops.ReduceOp) and src.result.type.shape:
@@ -592,8 +591,6 @@ def extract_slice_layout(layout: LinearLayout, offsets: tuple[int, ...],
 
 
 def run(module: Operation, options: PassOptions) -> Operation:
-    if options.target is None:
-        raise ValueError("layout assignment needs options.target (a LayoutTarget)")
     for func in module.funcs:  # type: ignore[attr-defined]
         _Assigner(func, options).block(func.body)
     return module

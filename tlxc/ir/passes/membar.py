@@ -1,7 +1,7 @@
 """Hazard barriers and proxy fences for shared-memory buffers (tlx-semantics §5.9 duties
 1 and 2): the synchronization users rely on but never write.
 
-Expects: buffer layouts and a shared-memory plan (``smem_alloc.plan``), which says which
+Expects: buffer layouts and the shared-memory plan in the IR (``smem_alloc.run``), which says which
 bytes each buffer value may touch -- so allocations that share bytes through ``reuse=``
 or liveness are seen to conflict.
 Guarantees:
@@ -9,21 +9,23 @@ Guarantees:
 * a CTA barrier (``named_barrier_wait {bar_id = 0, threads = <all>}``: barrier 0 is the
   compiler's own, the frontend refuses it to users) before an op that reads bytes a
   previous op wrote, or writes bytes a previous op read or wrote, with no CTA barrier in
-  between -- other threads did those accesses. Writes: ``local_store``, ``async_load``
-  (at issue: the copy lands while others may still read), ``tma_load``. Reads:
-  ``local_load``, the buffer operands of ``async_dot`` and ``tma_store``;
+  between -- other threads did those accesses. Which ops read and write which buffer,
+  and through which proxy, is what their classes declare (``MEMORY``, see
+  ``tlxc.ir.effects``): writes are ``local_store``, ``async_load`` (at issue: the copy
+  lands while others may still read), ``tma_load``; reads ``local_load``, the buffer
+  operands of ``async_dot`` and ``tma_store``;
 * a ``fence {scope = "async_shared"}`` before an op of the async proxy (``async_dot``,
   ``tma_store`` reading, ``tma_load`` writing) that touches bytes an ordinary
   (generic-proxy) access -- ``local_store``, ``local_load``, ``async_load`` -- touched
   since the last such fence; the fence comes before the barrier, as CUTLASS orders them.
 
-Existing synchronization counts: ``barrier_alloc``, ``barrier_expect``, normal
-``barrier_arrive`` and ``async_wait_group`` lower with a ``bar.sync 0`` (so do
-named-barrier waits of every thread of the CTA); ``fence {scope = "async_shared"}``
-orders the proxies. Warp-barrier arrives and ``barrier_wait`` synchronize nothing here
-(data a TMA load delivers is ordered by its mbarrier, so no barrier is needed after the
-wait). A barrier never follows another without an access in between: the pending
-accesses are empty after one.
+Existing synchronization counts, as the ops declare it (``SYNC``): ``barrier_alloc``,
+``barrier_expect``, normal ``barrier_arrive`` and ``async_wait_group`` lower with a
+``bar.sync 0`` (so do named-barrier waits of every thread of the CTA);
+``fence {scope = "async_shared"}`` orders the proxies. Warp-barrier arrives and
+``barrier_wait`` synchronize nothing here (data a TMA load delivers is ordered by its
+mbarrier, so no barrier is needed after the wait). A barrier never follows another
+without an access in between: the pending accesses are empty after one.
 
 The analysis is conservative over structured control flow: ``if`` branches merge by
 union, loops iterate to a fixed point (accesses of one iteration meet the next), and a
@@ -38,7 +40,6 @@ from dataclasses import dataclass, field
 from .. import ops
 from ..builder import Builder
 from ..core import Block, Operation, Value
-from ..types import BarrierType, MemDescType
 from . import smem_alloc
 from .options import PassOptions
 
@@ -67,32 +68,21 @@ class Access:
 
 
 def accesses(op: Operation) -> list[Access]:
-    """The shared-memory accesses of ``op`` that hazards are about."""
-    if isinstance(op, ops.LocalStoreOp):
-        return [Access("write", op.operands[0], True)]
-    if isinstance(op, ops.LocalLoadOp):
-        return [Access("read", op.operands[0], True)]
-    if isinstance(op, ops.AsyncLoadOp):
-        return [Access("write", op.operands[1], True)]
-    if isinstance(op, ops.TmaLoadOp):
-        return [Access("write", op.operands[1], False)]
-    if isinstance(op, ops.TmaStoreOp):
-        return [Access("read", op.operands[1], False)]
-    if isinstance(op, ops.AsyncDotOp):
-        return [Access("read", v, False) for v in op.operands[:2] if isinstance(v.type, MemDescType)]
-    return []
+    """The shared-memory accesses of ``op`` that hazards are about (its declared memory
+    effects: ``tlxc.ir.effects``)."""
+    return [Access(e.access, v, e.proxy == "generic") for e, v in op.memory_effects() if e.space == "smem"]
 
 
 def is_cta_barrier(op: Operation, num_threads: int) -> bool:
-    """Whether ``op`` lowers with a barrier of every thread of the CTA."""
-    if isinstance(op, (ops.BarrierAllocOp, ops.BarrierExpectOp, ops.AsyncWaitGroupOp)):
-        return True
-    if isinstance(op, ops.BarrierArriveOp):
-        t = op.operands[0].type
-        return isinstance(t, BarrierType) and not t.warp
-    if isinstance(op, ops.NamedBarrierWaitOp):
-        return op.attrs["threads"] >= num_threads
-    return False
+    """Whether ``op`` lowers with a barrier of every thread of the CTA (a declared
+    ``cta_barrier``, or a named barrier that every thread takes part in)."""
+    return any(s.kind == "cta_barrier" or (s.kind == "named_barrier" and (s.threads or 0) >= num_threads)
+               for s in op.sync_effects())
+
+
+def is_proxy_fence(op: Operation) -> bool:
+    """Whether ``op`` orders the generic and async proxies on shared memory."""
+    return any(s.kind == "fence" and s.scope == "async_shared" for s in op.sync_effects())
 
 
 def _overlaps(rs: list[Interval], pending: frozenset[Interval]) -> bool:
@@ -149,7 +139,7 @@ class _Analysis:
                 generic.update(rs)
         if is_cta_barrier(op, self.num_threads):
             reads, writes = set(), set()
-        if isinstance(op, ops.FenceOp) and op.attrs["scope"] == "async_shared":
+        if is_proxy_fence(op):
             generic = set()
         return State(frozenset(reads), frozenset(writes), frozenset(generic))
 
@@ -181,12 +171,11 @@ class _Analysis:
             self.inserted.append(b.create(cls, [], [], attrs, loc=before.loc))
 
 
-def run(module: Operation, options: PassOptions, plan: smem_alloc.SmemPlan | None = None) -> Operation:
-    """Insert hazard barriers and proxy fences in every kernel (``plan``: the kernel's
-    shared-memory plan; computed here when not given, for a module of one kernel)."""
+def run(module: Operation, options: PassOptions) -> Operation:
+    """Insert hazard barriers and proxy fences in every kernel, from the shared-memory
+    plan that ``smem-alloc`` wrote into the IR."""
     # a CTA barrier spans every thread: num_warps waves of the target's width (64 lanes on CDNA)
-    warp = options.target.warp_size if options is not None and options.target is not None else 32
     for func in module.funcs:  # type: ignore[attr-defined]
-        p = plan if plan is not None else smem_alloc.plan(func)
-        _Analysis(p, func.attrs["num_warps"] * warp).block(func.body, State(), True)
+        plan = smem_alloc.read_plan(func)
+        _Analysis(plan, func.attrs["num_warps"] * options.target.warp_size).block(func.body, State(), True)
     return module

@@ -7,43 +7,27 @@ CLI and the kernel decorator build one from their flags (``STYLE.md`` rule 21).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from ..target import GENERIC, TargetInfo
 
 
 @dataclass(frozen=True)
 class PassOptions:
-    """What the canonicalization passes may do.
+    """What the passes may do, and for which target.
 
     max_iterations -- how many rounds a fixed-point group of passes (``CANONICALIZE``)
                       runs at most before the pipeline moves on;
     fold_floats    -- fold floating-point arithmetic (exactly, in the value's own type);
                       off leaves every float op to the target;
     dce_region_ops -- let DCE remove unused ``if``/``for`` ops with side-effect-free
-                      bodies and drop their unused results and loop-carried values.
+                      bodies and drop their unused results and loop-carried values;
+    target         -- the ``TargetInfo`` that shared passes ask (never an arch name).
     """
 
     max_iterations: int = 8
-    # hardware facts for layout assignment (a tlxc.ir.layout.LayoutTarget), set by the code generator
-    target: Any = None
-    # the code generator's choice of accumulator layout for a dot: (op, num_warps) -> layout or None
-    dot_layout: Any = None
-    # and the layout a dot's operand ``i`` is read in by the matrix instruction: (op, i,
-    # num_warps) -> layout or None; a ``local_load`` that only feeds that operand reads the
-    # buffer straight into it (AMD: no second trip through LDS)
-    dot_operand_layout: Any = None
-    # the same for TLX's async_dot (wgmma): (op, num_warps) -> accumulator layout or None, and
-    # the layout a register A operand needs
-    async_dot_layout: Any = None
-    async_dot_a_layout: Any = None
-    # buffer layouts (``buffer_layouts``): the layout of a rank >= 2 shared-memory allocation
-    # the user did not pin, (shape, element bits) -> LinearLayout (None: NVIDIA's NVMMA
-    # swizzle, which TMA and wgmma read); and whether ``async_load`` destinations must stay
-    # row-major (direct-to-LDS copies write lane i's vector right after lane i - 1's)
-    buffer_layout: Any = None
-    plain_async_copy_buffers: bool = False
-    # AMD explicit MFMA scheduling (``layouts``): (amd_scheduled_mfma op, num_warps) ->
-    # (accumulator, A, B) layouts
-    scheduled_mfma_layouts: Any = None
+    # what the target is and chooses (layouts, capabilities, limits); the code generator
+    # sets it from its pipeline, the IR-level tests build their own (``tlxc.ir.target``)
+    target: TargetInfo = GENERIC
     fold_floats: bool = True
     dce_region_ops: bool = True
 

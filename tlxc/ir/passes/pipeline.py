@@ -1,11 +1,13 @@
-"""The pass pipeline, as one named list that reads top to bottom.
+"""The pass runner, and the stage of the pipeline that every target shares.
 
 An entry is ``(name, run)`` for a pass -- ``run(module, options) -> module`` -- or
 ``(name, [entries])`` for a group that is repeated until the IR stops changing (at most
-``options.max_iterations`` rounds; the printed IR is what is compared). ``PIPELINE`` is
-what a compile runs; the CLI's ``--print-before``/``--print-after``/``--time-passes`` map
-onto ``run_pipeline``'s ``dump`` and ``timings`` arguments (``ir_dumper`` builds the
-former).
+``options.max_iterations`` rounds; structural edits are counted). ``TILE_PIPELINE`` is the
+target-independent stage that makes the tile IR (``asm["ir"]``, what the interpreter
+runs); each target's whole pipeline is one list in ``codegen/<target>/pipeline.py`` that
+starts with it. The CLI's ``--print-before``/``--print-after``/``--time-passes`` map onto
+``run_pipeline``'s ``dump`` and ``timings`` arguments (``ir_dumper`` builds the former);
+``pass_names`` lists the names a pipeline answers to.
 
 A pass that fails with anything but a ``CompilationError`` is a bug in tlxc: it is
 re-raised as an ``InternalCompilerError`` naming the pass and, where the pass knew it,
@@ -37,9 +39,19 @@ CANONICALIZE: list[Entry] = [
     ("dce", dce.run),
 ]
 
-PIPELINE: list[Entry] = [
+TILE_PIPELINE: list[Entry] = [
     ("canonicalize", CANONICALIZE),
 ]
+
+
+def pass_names(entries: list[Entry]) -> list[str]:
+    """Every name in ``entries``, groups and the passes inside them, in order, once each."""
+    out: list[str] = []
+    for name, what in entries:
+        for n in [name] + (pass_names(what) if isinstance(what, list) else []):
+            if n not in out:
+                out.append(n)
+    return out
 
 
 def run_pipeline(
@@ -51,7 +63,7 @@ def run_pipeline(
     dump: DumpHook | None = None,
     timings: dict[str, float] | None = None,
 ) -> Operation:
-    """Run ``passes`` (default ``PIPELINE``) over ``module`` in order and return it.
+    """Run ``passes`` (default ``TILE_PIPELINE``) over ``module`` in order and return it.
 
     verify_each -- verify the input and the IR after every pass (the verifier of
                    ``tlxc.ir.verifier`` where it exists, else every op's ``verify()``);
@@ -61,7 +73,7 @@ def run_pipeline(
     runner = _Runner(options or DEFAULT_OPTIONS, verify_each, dump, timings)
     if verify_each:
         runner.verify(module, "the input of the pass pipeline")
-    return runner.run_list(module, PIPELINE if passes is None else passes)
+    return runner.run_list(module, TILE_PIPELINE if passes is None else passes)
 
 
 def canonicalize(module: Operation, options: PassOptions | None = None) -> Operation:

@@ -4,7 +4,9 @@ at the same time.
 
 Expects: buffer layouts assigned (``buffer_layouts``); shared-memory buffers only
 (tensor memory is the code generator's to refuse or allocate).
-Guarantees (``plan(func)`` -> ``SmemPlan``):
+Guarantees (``run`` writes the plan into the IR: ``smem_offset`` on every allocation,
+``smem_total`` on the kernel; ``read_plan(func)`` gives it back as an ``SmemPlan`` to
+the passes and emitters after it; ``plan(func)`` computes it without writing):
 
 * each allocation takes ``num`` x buffer bytes (8 bytes per mbarrier) at an offset
   aligned for what reads it: a whole swizzle atom for NVMMA-swizzled buffers (1024 bytes
@@ -18,8 +20,9 @@ Guarantees (``plan(func)`` -> ``SmemPlan``):
 * liveness: an allocation is live from its definition to the last use of any view of it
   (a use inside a loop it was allocated outside of lasts to the loop's end; a buffer an
   asynchronous copy or MMA touches lasts until the last op that retires that kind of
-  work -- ``async_wait_group``, ``barrier_wait``, ``async_dot_wait``,
-  ``tma_store_wait`` -- or to the kernel's end when none follows; a wgmma or cp.async
+  work -- the ops whose class says it ``RETIRES`` it: ``async_wait_group``,
+  ``barrier_wait``, ``async_dot_wait``, ``tma_store_wait`` -- or to the kernel's end when
+  none follows; a wgmma or cp.async
   followed in its own block by a wait with no pendings is done at that wait, so the
   buffers of one loop are free for the next). Allocations whose
   live ranges are disjoint may share bytes (first fit, largest first). mbarriers are
@@ -27,6 +30,9 @@ Guarantees (``plan(func)`` -> ``SmemPlan``):
 * ``total`` is the end of the last allocation; the code generator's scratch area (layout
   conversions, reductions) starts at ``scratch_offset`` after it, so it never overlaps a
   live buffer.
+
+Refuses: a ``storage_alias_spec`` placement that breaks a buffer's alignment, a
+``reuse=`` larger than what it reuses (both at the allocation's line).
 
 ``check_limit`` raises ``TLXC-RESOURCE-001`` with a per-allocation table (source line,
 shape, dtype, count, bytes, offset) when the total exceeds the target's limit.
@@ -39,7 +45,7 @@ from dataclasses import dataclass, field
 from ...errors import CompilationError
 from .. import ops
 from ..analysis.buffers import ProgramOrder, alias_roots, values_of
-from ..core import Location, Operation, Value
+from ..core import OP_REGISTRY, Location, Operation, Value
 from ..types import BarrierType, MemDescType
 from .buffer_layouts import nvmma_swizzle_of
 from .options import PassOptions
@@ -47,13 +53,14 @@ from .options import PassOptions
 BARRIER_BYTES = 8
 PLAIN_ALIGN = 16
 SCRATCH_ALIGN = 16
-# async ops and the ops that retire their work
-_RETIRED_BY: dict[type, type] = {
-    ops.AsyncLoadOp: ops.AsyncWaitGroupOp,
-    ops.TmaLoadOp: ops.BarrierWaitOp,
-    ops.TmaStoreOp: ops.TmaStoreWaitOp,
-    ops.AsyncDotOp: ops.AsyncDotWaitOp,
-}
+
+
+def _retired_names() -> frozenset[str]:
+    """The asynchronous ops whose work some op retires (every op class's ``RETIRES``)."""
+    return frozenset(name for cls in OP_REGISTRY.values() for name in cls.RETIRES)
+
+
+_ASYNC = _retired_names()
 
 
 def align_up(n: int, a: int) -> int:
@@ -207,11 +214,10 @@ def live_ranges(func: Operation, order: ProgramOrder, roots: dict[int, frozenset
                 allocs: list[Operation]) -> dict[int, tuple[int, int]]:
     """``[start, end]`` of every allocation (see the module doc), as positions in ``order``.
     The AMD emitter asks again after ``membar`` has added ops (``Emitter.dead_window``)."""
-    retire: dict[type, list[Operation]] = {}
+    retire: dict[str, list[Operation]] = {}  # async op name -> the ops that retire its work (``RETIRES``)
     for op in func.walk():
-        for kind, by in _RETIRED_BY.items():
-            if isinstance(op, by):
-                retire.setdefault(kind, []).append(op)
+        for kind in op.RETIRES:
+            retire.setdefault(kind, []).append(op)
     views: dict[int, list[Value]] = {}
     for v in values_of(func):
         for root in roots.get(id(v), ()):
@@ -230,7 +236,7 @@ def live_ranges(func: Operation, order: ProgramOrder, roots: dict[int, frozenset
                 end = max(end, order.end[id(holder)])
             for user in v.uses:
                 p = order.effective(user, root)
-                kind = next((k for k in _RETIRED_BY if isinstance(user, k)), None)
+                kind = user.NAME if user.NAME in _ASYNC else None
                 waited = _waited_in_block(user) if kind is not None else None
                 if waited is not None:
                     p = order.effective(waited, root)
@@ -243,23 +249,19 @@ def live_ranges(func: Operation, order: ProgramOrder, roots: dict[int, frozenset
     return out
 
 
-# async ops whose work a wait with no pendings retires completely
-_WAIT_ALL: dict[type, type] = {ops.AsyncDotOp: ops.AsyncDotWaitOp, ops.AsyncLoadOp: ops.AsyncWaitGroupOp}
-
-
 def _waited_in_block(user: Operation) -> Operation | None:
     """The first wait after ``user`` in its own block that retires all of its kind of work
-    (``pendings=0``): whenever ``user`` runs, that wait runs after it, so ``user``'s work
-    is done there. None where there is no such wait (the kernel-wide rule applies)."""
-    wait = _WAIT_ALL.get(type(user))
+    (one that ``RETIRES`` it with ``RETIRES_ALL_AT_ZERO`` and ``pendings=0``): whenever
+    ``user`` runs, that wait runs after it, so ``user``'s work is done there. None where
+    there is no such wait (the kernel-wide rule applies)."""
     block = user.parent
-    if wait is None or block is None:
+    if block is None:
         return None
     after = False
     for op in block.ops:
         if op is user:
             after = True
-        elif after and isinstance(op, wait) and op.attrs["pendings"] == 0:
+        elif after and op.RETIRES_ALL_AT_ZERO and user.NAME in op.RETIRES and op.attrs["pendings"] == 0:
             return op
     return None
 
@@ -280,14 +282,9 @@ def plan(func: Operation) -> SmemPlan:
     """Place every shared-memory allocation of ``func`` (see the module doc)."""
     order = ProgramOrder(func)
     roots = alias_roots(func)
-    allocs = [op for op in func.walk()
-              if isinstance(op, ops.BarrierAllocOp)
-              or (isinstance(op, ops.StorageAliasSpecOp) and op.attrs["storage"] == "smem")
-              or (isinstance(op, ops.LocalAllocOp) and op.result.type.storage == "smem")]
+    allocs = _allocations(func)
     live = live_ranges(func, order, roots, allocs)
-    records = {id(op): Allocation(op, _size(op), BARRIER_BYTES if isinstance(op, ops.BarrierAllocOp)
-                                  else PLAIN_ALIGN if isinstance(op, ops.StorageAliasSpecOp)
-                                  else buffer_alignment(op.result.type), *live[id(op)]) for op in allocs}
+    records = {id(op): Allocation(op, _size(op), _alignment(op), *live[id(op)]) for op in allocs}
     # reuse groups: an allocation with reuse= joins the group of what it reuses
     leader: dict[int, Allocation] = {}
     for op in allocs:
@@ -334,9 +331,47 @@ def plan(func: Operation) -> SmemPlan:
     return SmemPlan([records[id(op)] for op in allocs], total, roots)
 
 
+def _allocations(func: Operation) -> list[Operation]:
+    return [op for op in func.walk()
+            if isinstance(op, ops.BarrierAllocOp)
+            or (isinstance(op, ops.StorageAliasSpecOp) and op.attrs["storage"] == "smem")
+            or (isinstance(op, ops.LocalAllocOp) and op.result.type.storage == "smem")]
+
+
+def _alignment(op: Operation) -> int:
+    if isinstance(op, ops.BarrierAllocOp):
+        return BARRIER_BYTES
+    if isinstance(op, ops.StorageAliasSpecOp):
+        return PLAIN_ALIGN
+    return buffer_alignment(op.result.type)
+
+
 def run(module: Operation, options: PassOptions) -> Operation:
-    """Check that every kernel's allocations can be placed (the plan itself is what the
-    code generator asks ``plan`` for; the IR is not changed)."""
+    """Place every kernel's allocations and write the placement into the IR."""
     for func in module.funcs:  # type: ignore[attr-defined]
-        plan(func)
+        p = plan(func)
+        for a in p.allocations:
+            a.op.attrs["smem_offset"] = a.offset
+        func.attrs["smem_total"] = p.total
     return module
+
+
+def read_plan(func: Operation) -> SmemPlan:
+    """The plan that ``run`` wrote into ``func`` (offsets from the IR, sizes, alignment
+    and views computed again); live ranges are not kept (``live_ranges`` gives them)."""
+    total = func.attrs["smem_total"]
+    if total < 0:
+        raise ValueError("the shared-memory plan is not in the IR: the smem-alloc pass has not run")
+    roots = alias_roots(func)
+    records = []
+    for op in _allocations(func):
+        offset = op.attrs["smem_offset"]
+        if offset < 0:
+            raise ValueError(f"'{op.NAME}' has no smem_offset although smem-alloc ran (made after it?)")
+        a = Allocation(op, _size(op), _alignment(op), 0, 0, offset)
+        reuse = op.operand("reuse") if isinstance(op, ops.LocalAllocOp) else None
+        if reuse is not None:
+            spec = getattr(reuse, "op", None)
+            a.reuses = spec if isinstance(spec, ops.StorageAliasSpecOp) else next(iter(roots.get(id(reuse), ())), None)
+        records.append(a)
+    return SmemPlan(records, total, roots)
