@@ -20,6 +20,11 @@ def _accumulator_layout(op: Operation, num_warps: int) -> object:
     return "wgmma"
 
 
+def wgmma_instr_k(elem: str) -> int | None:
+    """Stands for the code generator's table (codegen/nvptx/mma_table.wgmma_instr_k)."""
+    return {"f16": 16, "bf16": 16, "f32": 8, "f8e4m3": 32, "i8": 32}.get(elem)
+
+
 OPTS = PassOptions(async_dot_layout=_accumulator_layout)
 ARGS = "%a: tile<MxKxT>, %b: tile<KxNxT>, %acc: tile<MxNxC>, %n: i32"
 LOOP = """
@@ -44,7 +49,7 @@ def _kernel(m: int = 64, n: int = 64, k: int = 32, t: str = "f16", c: str = "f32
 
 def _run(**kw: object) -> Operation:
     module = _kernel(**kw)  # type: ignore[arg-type]
-    dot_to_wgmma.run(module, OPTS)
+    dot_to_wgmma.run(module, OPTS, instr_k=wgmma_instr_k)
     verify(module)
     out = print_ir(module)
     assert print_ir(parse_ir(out)) == out
@@ -94,5 +99,5 @@ def test_dots_wgmma_does_not_take_stay(kw: dict) -> None:
 def test_a_rejected_layout_leaves_the_dot_alone() -> None:
     module = _kernel()
     before = print_ir(module)
-    dot_to_wgmma.run(module, PassOptions(async_dot_layout=lambda op, w: None))
+    dot_to_wgmma.run(module, PassOptions(async_dot_layout=lambda op, w: None), instr_k=wgmma_instr_k)
     assert print_ir(module) == before

@@ -97,7 +97,7 @@ def generate(module, arch: str, timings: dict[str, float] | None = None, maxnreg
         check_storage(func, target)
     module = tma_staging.run(module, options)
     if target.arch in lower_wgmma.WGMMA_ARCHS:  # tl.dot on wgmma where it fits (else mma.sync)
-        module = dot_to_wgmma.run(module, options)
+        module = dot_to_wgmma.run(module, options, instr_k=lower_wgmma.wgmma_instr_k)
     module = buffer_layouts.run(module, options)
     module = layouts.run(module, options)
     module = dce.run(module, options)  # what layout assignment computed again elsewhere

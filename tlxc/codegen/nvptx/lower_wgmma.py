@@ -46,21 +46,20 @@ from ...ir.core import Block, Operation, Value
 from ...ir.layout.linear import LayoutError, LinearLayout
 from ...ir.layout.wgmma import (
     WARPGROUP_ROWS,
-    WgmmaInstr,
-    WgmmaSmemOperand,
-    check_wgmma_shape,
     instruction_operands,
-    legal_wgmma_shapes,
     operand_major,
     wgmma_accumulator,
     wgmma_accumulator_slots,
     wgmma_operand_a,
     wgmma_operand_a_slots,
-    wgmma_smem_operand,
 )
 from ...ir.types import DType, MemDescType, TileType
 from .emitter import PACKED_PRODUCERS, Emitter, TileRegs, lowers, num_regs
+from .mma_table import WgmmaInstr, check_wgmma_shape, legal_wgmma_shapes, wgmma_instr_k
 from .ptx import Reg, reg_class
+from .wgmma_smem import WgmmaSmemOperand, wgmma_smem_operand
+
+__all__ = ["async_dot_a_layout", "async_dot_layout", "instr_n", "wgmma_instr_k", "wgmma_warps", "WGMMA_ARCHS"]
 
 WGMMA_ARCHS = ("sm_90a",)
 _ACC_TYPES = {"f32": "f32", "f16": "f16", "i32": "s32"}
