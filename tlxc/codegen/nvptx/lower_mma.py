@@ -34,6 +34,7 @@ from __future__ import annotations
 from ...errors import InternalCompilerError
 from ...ir.core import Operation
 from ...ir.layout.nvidia import MmaV2
+from . import instructions as insn
 from .emitter import Emitter
 from .mma_operands import K_BYTES, constant_coords, elem_bytes, fragments
 from .mma_table import MMA_SYNC, MmaSync
@@ -146,9 +147,7 @@ def emit_mma(e: Emitter, op: Operation, form: MmaSync) -> None:
                 pairs = list(zip(fa_sets, fb_sets))
             for xa, xb in pairs:
                 d = [e.fn.reg(reg_class(op.result.type.scalar)) for _ in range(4)]
-                text = (_F16 if widen else form).text()
-                e.fn.emit(f"{text} {{{', '.join(map(str, d))}}}, {{{', '.join(map(str, xa))}}}, "
-                          f"{{{', '.join(map(str, xb))}}}, {{{', '.join(map(str, cur))}}}")
+                e.fn.emit(insn.mma_sync((_F16 if widen else form).text(), d, xa, xb, cur))
                 cur = d
         for i, r in enumerate(regs):
             out[r] = cur[i]
