@@ -11,10 +11,9 @@ import pytest
 
 from tlxc.ir.layout import LinearLayout, blocked
 from tlxc.ir.layout.linear import LayoutError
-from tlxc.ir.layout.nvidia import nvmma_shared
+from tlxc.ir.layout.nvidia import choose_nvmma_swizzle, nvmma_shared
 from tlxc.ir.layout.shared_access import check_access, plan_shared_access
 from tlxc.ir.passes.buffer_layouts import (
-    choose_swizzle,
     default_layout,
     nvmma_swizzle_of,
     plain_layout,
@@ -166,7 +165,7 @@ def test_slices_across_a_swizzle_are_refused() -> None:
     ((4, 64), 16, 0), ((64,), 32, 0), ((2, 8, 64), 16, 128), ((64, 32), 8, 32),
 ])
 def test_swizzle_choice(shape: tuple[int, ...], bits: int, want: int) -> None:
-    assert choose_swizzle(shape, bits) == want
+    assert choose_nvmma_swizzle(shape, bits) == want
     layout = default_layout(shape, bits)
     assert layout.is_bijective()
     dtype = {8: int8, 16: float16, 32: float32}[bits]

@@ -23,8 +23,12 @@ class _Wgmma(TargetInfo):
     def async_dot_layout(self, op: Operation, num_warps: int) -> object:
         return "wgmma"
 
+    def wgmma_instr_k(self, element: str) -> int | None:
+        """Stands for the code generator's table (codegen/nvptx/mma_table.wgmma_instr_k)."""
+        return {"f16": 16, "bf16": 16, "f32": 8, "f8e4m3": 32, "i8": 32}.get(element)
 
-class _Refuses(TargetInfo):
+
+class _Refuses(_Wgmma):
     def async_dot_layout(self, op: Operation, num_warps: int) -> object:
         return None
 

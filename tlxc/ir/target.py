@@ -102,6 +102,11 @@ class TargetInfo:
         from registers."""
         return None
 
+    def wgmma_instr_k(self, element: str) -> int | None:
+        """The K of one warpgroup MMA instruction on operands of dtype ``element`` (a
+        dtype name such as "f16"), None where the target's wgmma does not take it."""
+        return None
+
     def buffer_layout(self, shape: tuple[int, ...], bits: int) -> LinearLayout | None:
         """The layout of a rank >= 2 shared-memory buffer the user did not pin; None: the
         NVMMA swizzle that TMA and wgmma read."""

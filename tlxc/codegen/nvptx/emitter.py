@@ -29,6 +29,7 @@ from ...ir.core import Block, Operation, Value
 from ...ir.layout.common import all_register_coords, thread_terms
 from ...ir.layout.linear import LinearLayout
 from ...ir.types import BarrierType, DType, MemDescType, PointerType, TileType, TokenType, Type
+from .instructions import PtxOperandError, bar_sync
 from .isa import NvidiaTarget
 from .ptx import PtxFunction, Reg, reg_class
 
@@ -238,7 +239,7 @@ class Emitter:
         return r
 
     def barrier(self) -> None:
-        self.fn.emit("bar.sync 0")
+        self.fn.emit(bar_sync(0))
 
     # -- uniformity ----------------------------------------------------------------------------
     def divergent(self, v: Value) -> bool:
@@ -283,6 +284,8 @@ class Emitter:
         self._unpacked = {}
         try:
             rule(self, op)
+        except PtxOperandError as err:
+            raise InternalCompilerError("nvptx", f"lowering '{op.NAME}': {err}", op.loc) from None
         finally:
             self.current = prev
             self._unpacked = {}

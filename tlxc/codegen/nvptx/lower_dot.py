@@ -1,6 +1,6 @@
 """``tl.dot``, 2-D and batched 3-D. Both operands go through shared memory; then
 
-* the types of ``lower_mma.MMA_SYNC`` -- f16/bf16 and fp8 (e4m3, e5m2) with an f32
+* the types of ``mma_table.MMA_SYNC`` -- f16/bf16 and fp8 (e4m3, e5m2) with an f32
   accumulator, fp32 with ``input_precision`` tf32 or tf32x3, int8/uint8 with an int32
   one -- run ``mma.sync`` m16n8kK when the layout pass gave the result the mma accumulator
   layout (``dot_layout``, the hook it calls), their fragments loaded with ``ldmatrix``

@@ -26,47 +26,20 @@ fp8 needs PTX 8.4 for ``mma ... .e4m3`` / ``.e5m2``. A target whose PTX version 
 the k16 instruction K slots in a different order (a thread's K elements ``4t..4t+3``
 become its slots ``2t, 2t+1, 2t+8, 2t+9``), but A and B are permuted alike, and a dot
 product does not depend on the order of its K terms. Raising sm_90a to PTX 8.4 in
-``isa.py`` switches it to the native instruction.
+``isa.py`` switches it to the native instruction. The forms are ``mma_table.MMA_SYNC``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ...errors import InternalCompilerError
 from ...ir.core import Operation
 from ...ir.layout.nvidia import MmaV2
+from . import instructions as insn
 from .emitter import Emitter
 from .mma_operands import K_BYTES, constant_coords, elem_bytes, fragments
+from .mma_table import MMA_SYNC, MmaSync
 from .ptx import Reg, reg_class
 
-
-@dataclass(frozen=True)
-class MmaSync:
-    """One ``mma.sync.aligned.m16n8k{k}.row.col.{acc}.{ab}.{ab}.{acc}`` form."""
-
-    k: int
-    ab: str                     # PTX type of A and B
-    acc: str                    # PTX type of C and D
-    min_ptx: tuple[int, int]    # PTX ISA version that introduced it (sm_80+ for all but fp8: sm_89)
-
-    def text(self) -> str:
-        return f"mma.sync.aligned.m16n8k{self.k}.row.col.{self.acc}.{self.ab}.{self.ab}.{self.acc}"
-
-
-# (IR operand type, IR accumulator type) -> instruction. PTX ISA, "Warp-level matrix
-# multiply-accumulate instructions: mma", its table of shapes and types per PTX version:
-# https://docs.nvidia.com/cuda/parallel-thread-execution/#warp-level-matrix-instructions-mma
-# (f16 accumulators and the f16-accumulating fp8 forms are left to the FMA loop.)
-MMA_SYNC: dict[tuple[str, str], MmaSync] = {
-    ("f16", "f32"): MmaSync(16, "f16", "f32", (6, 4)),
-    ("bf16", "f32"): MmaSync(16, "bf16", "f32", (7, 0)),
-    ("f32", "f32"): MmaSync(8, "tf32", "f32", (7, 0)),
-    ("i8", "i32"): MmaSync(32, "s8", "s32", (7, 0)),
-    ("u8", "i32"): MmaSync(32, "u8", "s32", (7, 0)),
-    ("f8e4m3", "f32"): MmaSync(32, "e4m3", "f32", (8, 4)),
-    ("f8e5m2", "f32"): MmaSync(32, "e5m2", "f32", (8, 4)),
-}
 _F16 = MMA_SYNC[("f16", "f32")]
 
 
@@ -174,9 +147,7 @@ def emit_mma(e: Emitter, op: Operation, form: MmaSync) -> None:
                 pairs = list(zip(fa_sets, fb_sets))
             for xa, xb in pairs:
                 d = [e.fn.reg(reg_class(op.result.type.scalar)) for _ in range(4)]
-                text = (_F16 if widen else form).text()
-                e.fn.emit(f"{text} {{{', '.join(map(str, d))}}}, {{{', '.join(map(str, xa))}}}, "
-                          f"{{{', '.join(map(str, xb))}}}, {{{', '.join(map(str, cur))}}}")
+                e.fn.emit(insn.mma_sync((_F16 if widen else form).text(), d, xa, xb, cur))
                 cur = d
         for i, r in enumerate(regs):
             out[r] = cur[i]

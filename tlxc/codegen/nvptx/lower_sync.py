@@ -34,6 +34,7 @@ from ...ir.core import Operation, Value
 from ...ir.layout.linear import LinearLayout
 from ...ir.passes.rewrite import constant_of
 from ...ir.types import BarrierType, MemDescType
+from . import instructions as insn
 from .emitter import Emitter, lowers
 from .lower_buffers import (
     accesses,
@@ -49,7 +50,8 @@ from .lower_memory import vector_width
 from .ptx import Reg, reg_class
 
 BARRIER_BYTES = 8
-FENCES = {"async_shared": "fence.proxy.async.shared::cta", "gpu": "fence.acq_rel.gpu", "sys": "fence.acq_rel.sys"}
+FENCES = {"async_shared": insn.fence_proxy_async("shared::cta"), "gpu": insn.fence_acq_rel("gpu"),
+          "sys": insn.fence_acq_rel("sys")}
 
 
 # -- helpers other lowerings may use ------------------------------------------------------------
@@ -89,8 +91,8 @@ def barrier_alloc(e: Emitter, op: Operation) -> None:
     base = shared_address(e, e.smem.offset_of(op))
     p = thread0(e)
     for i in range(max(1, t.num)):
-        e.fn.emit(f"mbarrier.init.shared::cta.b64 [{base}+{BARRIER_BYTES * i}], {op.attrs['count']}", p)
-    e.fn.emit("fence.mbarrier_init.release.cluster", p)
+        e.fn.emit(insn.mbarrier_init(insn.offset_address(base, BARRIER_BYTES * i), op.attrs["count"]), p)
+    e.fn.emit(insn.fence_mbarrier_init(), p)
     cta_barrier(e)
     e.set(op.result, [base])
 
@@ -104,7 +106,7 @@ def barrier_view(e: Emitter, op: Operation) -> None:
 def barrier_expect(e: Emitter, op: Operation) -> None:
     bar = e.get(op.operands[0]).regs[0]
     cta_barrier(e)
-    e.fn.emit(f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{bar}], {op.attrs['bytes']}", thread0(e, _pred(e, op)))
+    e.fn.emit(insn.mbarrier_arrive_expect_tx(bar, op.attrs["bytes"]), thread0(e, _pred(e, op)))
 
 
 @lowers(ops.BarrierArriveOp)
@@ -112,7 +114,7 @@ def barrier_arrive(e: Emitter, op: Operation) -> None:
     t: BarrierType = op.operands[0].type  # type: ignore[assignment]
     bar = e.get(op.operands[0]).regs[0]
     count = op.attrs["count"]
-    text = f"mbarrier.arrive.shared::cta.b64 _, [{bar}]" + (f", {count}" if count != 1 else "")
+    text = insn.mbarrier_arrive(bar, count)
     if t.warp:
         e.fn.emit(text, _pred(e, op))
         return
@@ -136,7 +138,7 @@ def barrier_wait(e: Emitter, op: Operation) -> None:
         e.fn.emit(f"bra.uni {done}", pred, negate=True)
     e.fn.place(loop)
     ready = e.fn.reg("pred")
-    e.fn.emit(f"mbarrier.try_wait.parity.shared::cta.b64 {ready}, [{bar}], {phase}")
+    e.fn.emit(insn.mbarrier_try_wait_parity(ready, bar, phase))
     e.fn.emit(f"bra {loop}", ready, negate=True)
     if done is not None:
         e.fn.place(done)
@@ -148,7 +150,7 @@ def _named(e: Emitter, op: Operation, verb: str) -> None:
     if verb == "sync" and bar_id == 0 and threads >= e.num_warps * 32:
         cta_barrier(e)
     else:
-        e.fn.emit(f"bar.{verb} {bar_id}, {threads}")
+        e.fn.emit(insn.bar_sync(bar_id, threads) if verb == "sync" else insn.bar_arrive(bar_id, threads))
 
 
 @lowers(ops.NamedBarrierWaitOp)
@@ -223,13 +225,12 @@ def async_load(e: Emitter, op: Operation) -> None:
     if v < access.vec:
         access = plan(e, layout, buf, max_vec=v)
     size = v * nbytes
-    kind = "cg" if size == 16 else "ca"
     guard = e.thread_owner(access.copies)
     cls, bits = reg_class(buf.element), buf.element.bits
     for addr, imm, group in accesses(e, base, access, nbytes):
         src = ptrs[group[0]]
         if mask is None:
-            e.fn.emit(f"cp.async.{kind}.shared.global [{addr}+{imm}], [{src}], {size}", guard)
+            e.fn.emit(insn.cp_async(insn.offset_address(addr, imm), src, size), guard)
             continue
         if other is not None:
             on = mask[group[0]] if guard is None else _and_pred(e, guard, mask[group[0]])
@@ -237,14 +238,14 @@ def async_load(e: Emitter, op: Operation) -> None:
             e.fn.emit(f"not.pred {off}, {mask[group[0]]}")
             if guard is not None:
                 e.fn.emit(f"and.pred {off}, {off}, {guard}")
-            e.fn.emit(f"cp.async.{kind}.shared.global [{addr}+{imm}], [{src}], {size}", on)
+            e.fn.emit(insn.cp_async(insn.offset_address(addr, imm), src, size), on)
             units = pack(e, cls, bits, [other[r] for r in group])
             st = "u8" if bits == 8 else mem_type(cls, buf.element, len(group))
             e.fn.emit(f"st.shared{vec_suffix(len(units))}.{st} [{addr}+{imm}], {operands(units)}", off)
             continue
         n = e.fn.reg("b32")
         e.fn.emit(f"selp.u32 {n}, {size}, 0, {mask[group[0]]}")
-        e.fn.emit(f"cp.async.{kind}.shared.global [{addr}+{imm}], [{src}], {size}, {n}", guard)
+        e.fn.emit(insn.cp_async(insn.offset_address(addr, imm), src, size, src_size=n), guard)
     e.set(op.result, [token(e)])
 
 
@@ -278,13 +279,13 @@ def _sync_copy(e: Emitter, op: Operation, base: Reg, buf: MemDescType, layout: L
 
 @lowers(ops.AsyncCommitGroupOp)
 def async_commit_group(e: Emitter, op: Operation) -> None:
-    e.fn.emit("cp.async.commit_group")
+    e.fn.emit(insn.cp_async_commit_group())
     e.set(op.result, [token(e)])
 
 
 @lowers(ops.AsyncWaitGroupOp)
 def async_wait_group(e: Emitter, op: Operation) -> None:
-    e.fn.emit(f"cp.async.wait_group {op.attrs['pendings']}")
+    e.fn.emit(insn.cp_async_wait_group(op.attrs["pendings"]))
     cta_barrier(e)
     e.set(op.result, [token(e)])
 

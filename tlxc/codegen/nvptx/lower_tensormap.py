@@ -53,6 +53,7 @@ from ...ir.core import Operation, Value
 from ...ir.layout.wgmma import tma_swizzle_of
 from ...ir.types import MemDescType, TensorDescType
 from ...runtime import tma
+from . import instructions as insn
 from .emitter import Emitter, lowers
 from .lower_sync import thread0
 from .ptx import Reg
@@ -252,7 +253,7 @@ def _after_barrier(e: Emitter) -> bool:
     """Whether the last instruction emitted is a CTA barrier (another descriptor's end)."""
     for line in reversed(e.fn.body):
         if not line.lstrip().startswith(".loc"):
-            return line.strip() == "bar.sync 0;"
+            return line.strip() == insn.bar_sync(0) + ";"
     return False
 
 
@@ -314,29 +315,27 @@ def make_tensor_descriptor(e: Emitter, op: Operation) -> None:
     lane4 = _prologue_reg(e, "tensormap.lane4", "b32", [f"shl.b32 {{r}}, {e.special('lane')}, 2;",
                                                         f"add.u32 {{r}}, {{r}}, {tmpl};"])
     e.fn.emit(f"st.shared.u32 [{lane4}], 0", warp0)  # 32 lanes x 4 bytes: the whole template
-    e.fn.emit("bar.warp.sync -1")
+    e.fn.emit(insn.bar_warp_sync())
 
-    def replace(name: str, value: object, ordinal: int | None = None, bits: int = 32) -> None:
-        which = "" if ordinal is None else f"{ordinal}, "
-        e.fn.emit(f"tensormap.replace.tile.{name}.shared::cta.b1024.b{bits} [{tmpl}], {which}{value}", t0)
+    def replace(name: str, value: object, ordinal: int | None = None) -> None:
+        e.fn.emit(insn.tensormap_replace(name, tmpl, value, ordinal), t0)  # type: ignore[arg-type]
 
-    replace("global_address", base, bits=64)
+    replace("global_address", base)
     replace("rank", rank - 1)
     for i in range(rank):
         replace("box_dim", box[rank - 1 - i], i)
     for i in range(rank):
         replace("global_dim", dims[rank - 1 - i], i)
     for i, b in enumerate(byte_strides):
-        replace("global_stride", b, i, bits=64)
+        replace("global_stride", b, i)
     for i in range(rank):
         replace("element_stride", 1, i)
     replace("elemtype", tma.tma_type_code(dt.element.name))
     replace("interleave_layout", 0)
     replace("swizzle_mode", SWIZZLE_MODES[swizzle])
     replace("fill_mode", FILL_MODES[op.attrs["padding"]])
-    e.fn.emit("bar.warp.sync -1")  # thread 0's fields, before the warp copies the template
-    e.fn.emit("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned "
-              f"[{slot}], [{tmpl}], {TENSORMAP_BYTES}", warp0)
-    e.fn.emit(f"fence.proxy.tensormap::generic.acquire.gpu [{slot}], {TENSORMAP_BYTES}", warp0)
+    e.fn.emit(insn.bar_warp_sync())  # thread 0's fields, before the warp copies the template
+    e.fn.emit(insn.tensormap_cp_fenceproxy(slot, tmpl, TENSORMAP_BYTES), warp0)
+    e.fn.emit(insn.fence_proxy_tensormap_acquire(slot, TENSORMAP_BYTES), warp0)
     e.barrier()  # every thread may now issue TMA through it; the scratch area is free again
     e.set(op.result, [slot])

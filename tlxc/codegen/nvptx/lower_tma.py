@@ -28,6 +28,7 @@ from ...ir.core import BlockArgument, Operation, Value
 from ...ir.layout.wgmma import smem_byte_offset, tma_swizzle_of
 from ...ir.types import MemDescType, TensorDescType
 from ...runtime.tma import tma_box
+from . import instructions as insn
 from .emitter import Emitter, lowers
 from .lower_sync import cta_barrier, thread0
 from .lower_tensormap import device_swizzle, is_device_descriptor
@@ -88,8 +89,8 @@ def _flat(start: tuple[int, ...], block: tuple[int, ...], shape: tuple[int, ...]
     return tuple(reversed(out))
 
 
-def _coords(e: Emitter, op: Operation, values: list[Value], start: tuple[int, ...]) -> str:
-    """``{innermost, ..., outermost}`` of the message at ``start`` of the block."""
+def _coords(e: Emitter, op: Operation, values: list[Value], start: tuple[int, ...]) -> list[Reg]:
+    """The coordinates of the message at ``start`` of the block, innermost first."""
     regs = []
     for v, s in zip(values, start):
         r = e.get(v).regs[0]
@@ -97,8 +98,8 @@ def _coords(e: Emitter, op: Operation, values: list[Value], start: tuple[int, ..
             t = e.fn.reg("b32")
             e.fn.emit(f"add.s32 {t}, {r}, {s}")
             r = t
-        regs.append(str(r))
-    return "{" + ", ".join(reversed(regs)) + "}"
+        regs.append(r)
+    return regs[::-1]
 
 
 def _address(e: Emitter, base: Reg, offset: int) -> str:
@@ -117,8 +118,8 @@ def tma_load(e: Emitter, op: Operation) -> None:
     coords = list(op.variadic_operands)
     rank = len(dt.block_shape)
     for start, offset in _messages(dt, buf, swizzle):
-        e.fn.emit(f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
-                  f"[{_address(e, base, offset)}], [{d}, {_coords(e, op, coords, start)}], [{bar}]", p)
+        e.fn.emit(insn.cp_async_bulk_tensor_load(rank, _address(e, base, offset), d, _coords(e, op, coords, start),
+                                                 bar), p)
 
 
 @lowers(ops.TmaStoreOp)
@@ -133,15 +134,12 @@ def tma_store(e: Emitter, op: Operation) -> None:
     rank = len(dt.block_shape)
     reduce = op.attrs["reduce"]
     for start, offset in _messages(dt, buf, swizzle):
-        if reduce:
-            text = f"cp.reduce.async.bulk.tensor.{rank}d.global.shared::cta.{reduce}.tile.bulk_group"
-        else:
-            text = f"cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group"
-        e.fn.emit(f"{text} [{d}, {_coords(e, op, coords, start)}], [{_address(e, base, offset)}]", p)
-    e.fn.emit("cp.async.bulk.commit_group", p)
+        e.fn.emit(insn.cp_async_bulk_tensor_store(rank, d, _coords(e, op, coords, start), _address(e, base, offset),
+                                                  reduce=reduce or None), p)
+    e.fn.emit(insn.cp_async_bulk_commit_group(), p)
 
 
 @lowers(ops.TmaStoreWaitOp)
 def tma_store_wait(e: Emitter, op: Operation) -> None:
-    e.fn.emit(f"cp.async.bulk.wait_group.read {op.attrs['pendings']}", thread0(e))
+    e.fn.emit(insn.cp_async_bulk_wait_group(op.attrs["pendings"], read=True), thread0(e))
     cta_barrier(e)

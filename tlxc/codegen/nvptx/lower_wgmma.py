@@ -46,21 +46,21 @@ from ...ir.core import Block, Operation, Value
 from ...ir.layout.linear import LayoutError, LinearLayout
 from ...ir.layout.wgmma import (
     WARPGROUP_ROWS,
-    WgmmaInstr,
-    WgmmaSmemOperand,
-    check_wgmma_shape,
     instruction_operands,
-    legal_wgmma_shapes,
     operand_major,
     wgmma_accumulator,
     wgmma_accumulator_slots,
     wgmma_operand_a,
     wgmma_operand_a_slots,
-    wgmma_smem_operand,
 )
 from ...ir.types import DType, MemDescType, TileType
+from . import instructions as insn
 from .emitter import PACKED_PRODUCERS, Emitter, TileRegs, lowers, num_regs
+from .mma_table import WgmmaInstr, check_wgmma_shape, legal_wgmma_shapes, wgmma_instr_k
 from .ptx import Reg, reg_class
+from .wgmma_smem import WgmmaSmemOperand, wgmma_smem_operand
+
+__all__ = ["async_dot_a_layout", "async_dot_layout", "instr_n", "wgmma_instr_k", "wgmma_warps", "WGMMA_ARCHS"]
 
 WGMMA_ARCHS = ("sm_90a",)
 _ACC_TYPES = {"f32": "f32", "f16": "f16", "i32": "s32"}
@@ -239,20 +239,19 @@ def async_dot(e: Emitter, op: Operation) -> None:
         a_smem = _operand(op, a_v, "A", instr, wg_m)
         a_desc = _descriptor_base(e, e.get(a_v).regs[0], a_smem, gm if wg_m > 1 else None)
     d_groups = instruction_operands(wgmma_accumulator_slots(rt.shape, warps, n, 16 if f16 else 32))
-    name = f"wgmma.mma_async.sync.aligned.{instr.shape_name}.{instr.ptx_types}"
-    e.fn.emit("wgmma.fence.sync.aligned")
+    e.fn.emit(insn.wgmma_fence())
     for k in range(instr.k_steps):
         scale_d = first if k == 0 else later
         for (m_rep, n_chunk), slots in d_groups.items():
-            d = "{" + ", ".join(str(regs[_packed_index(s) if f16 else s[0]]) for s in slots) + "}"
+            d = [regs[_packed_index(s) if f16 else s[0]] for s in slots]
             bd = _offset_desc(e, b_desc, b_smem.offsets[n_chunk][k])
+            a: list[Reg] | Reg | str
             if a_groups is not None:
-                a = "{" + ", ".join(str(r) for r in a_groups[(m_rep, k)]) + "}"
+                a = a_groups[(m_rep, k)]
             else:
-                a = str(_offset_desc(e, a_desc, a_smem.offsets[m_rep][k]))
-            tail = _immediates(instr)
-            e.fn.emit(f"{name} {d}, {a}, {bd}, {scale_d}{tail}")
-    e.fn.emit("wgmma.commit_group.sync.aligned")
+                a = _offset_desc(e, a_desc, a_smem.offsets[m_rep][k])
+            e.fn.emit(insn.wgmma_mma_async(instr, d, a, bd, scale_d))
+    e.fn.emit(insn.wgmma_commit_group())
     e.values[id(op.result)] = TileRegs(regs, rt.layout, packed=f16)
 
 
@@ -318,19 +317,6 @@ def _packed_index(parts: tuple[int, ...]) -> int:
     return lo // 2
 
 
-def _immediates(instr: WgmmaInstr) -> str:
-    """imm-scale-a, imm-scale-b (floats) and imm-trans-a (A in shared memory), imm-trans-b
-    (16-bit types only)."""
-    if instr.acc_type == "i32":
-        return ""
-    parts = [", 1, 1"]
-    if instr.takes_trans:
-        if not instr.a_in_registers:
-            parts.append(f", {instr.trans_a}")
-        parts.append(f", {instr.trans_b}")
-    return "".join(parts)
-
-
 def _offset_desc(e: Emitter, base: Reg, offset: int) -> Reg | str:
     if not offset:
         return base
@@ -370,7 +356,7 @@ def _register_a(e: Emitter, op: Operation, a: Value, warps: tuple[int, int]) -> 
 
 @lowers(ops.AsyncDotWaitOp)
 def async_dot_wait(e: Emitter, op: Operation) -> None:
-    e.fn.emit(f"wgmma.wait_group.sync.aligned {op.attrs['pendings']}")
+    e.fn.emit(insn.wgmma_wait_group(op.attrs["pendings"]))
     for v, r in zip(op.operands, op.results):
         e.values[id(r)] = e.get(v, packed_ok=True)  # fp16 accumulators stay packed until read
 

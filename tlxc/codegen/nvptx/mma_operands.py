@@ -54,6 +54,7 @@ from ...ir.layout.nvidia import LdmatrixAddress, MmaV2, ldmatrix_address
 from ...ir.layout.target import LayoutTarget
 from ...ir.types import DType, Kind
 from ..convert_plan import SharedMove, shared_move, supported
+from . import instructions as insn
 from .emitter import Emitter, TileRegs
 from .lower_convert import Access, accesses, round_accesses, scratch_budget, store_shared
 from .ptx import Reg
@@ -240,9 +241,7 @@ class Matrices:
         a = self.plan.address
         regs = [self.e.fn.reg(self.cls) for _ in range(a.matrices)]
         addr, imm = self._addr[instruction]
-        shape = f"m8n8.x{a.matrices}{'.trans' if a.trans else ''}"
-        self.e.fn.emit(f"ldmatrix.sync.aligned.{shape}.shared.b16 {{{', '.join(map(str, regs))}}}, "
-                       f"[{addr}+{imm}]")
+        self.e.fn.emit(insn.ldmatrix(regs, insn.offset_address(addr, imm), trans=a.trans))
         for i, reg in enumerate(regs):
             self._words[a.dst_register(instruction, i)] = reg
 

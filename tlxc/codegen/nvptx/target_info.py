@@ -52,6 +52,9 @@ class NvidiaTargetInfo(TargetInfo):
     def async_dot_a_layout(self, op: Operation, num_warps: int) -> LinearLayout | None:
         return lower_wgmma.async_dot_a_layout(op, num_warps)
 
+    def wgmma_instr_k(self, element: str) -> int | None:
+        return lower_wgmma.wgmma_instr_k(element) if self.has.wgmma else None
+
 
 @lru_cache(maxsize=None)
 def target_info(arch: str) -> NvidiaTargetInfo:

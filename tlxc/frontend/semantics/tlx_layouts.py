@@ -20,8 +20,7 @@ from typing import Any
 
 from ...ir.layout.common import swizzled_shared
 from ...ir.layout.linear import LayoutError, LinearLayout
-from ...ir.layout.nvidia import nvmma_shared
-from ...ir.passes.buffer_layouts import choose_swizzle
+from ...ir.layout.nvidia import choose_nvmma_swizzle, nvmma_shared
 from ...ir.types import DType
 from ...tlx import nv_mma_shared_layout_encoding, swizzled_shared_layout_encoding
 from ..values import describe, unwrap
@@ -84,7 +83,5 @@ def _nvmma(enc: nv_mma_shared_layout_encoding, dims: tuple[int, ...], element: D
     shape = _ints(enc.shape, "shape")
     if len(shape) != rank:
         fail(BUF, f"the layout's shape {list(shape)} and the buffer's {list(dims)} differ in rank")
-    # the swizzle span comes from the contiguous dim's bytes (the row-major view of a
-    # column-major tile has the dims swapped)
-    swz = choose_swizzle(shape[::-1] if transposed else shape, element.bits) if enc.swizzled else 0
+    swz = choose_nvmma_swizzle(shape, element.bits, transposed) if enc.swizzled else 0
     return nvmma_shared(dims, element.bits, swz, transposed)

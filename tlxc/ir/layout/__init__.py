@@ -59,29 +59,22 @@ from .conversion import (
     plan_shared_conversion,
 )
 from .linear import LayoutError, LinearLayout
-from .nvidia import MmaV2, dot_operand, mma_v2_accumulator, nvmma_shared
+from .nvidia import MmaV2, choose_nvmma_swizzle, dot_operand, mma_v2_accumulator, nvmma_shared
 from .shape_ops import expand_dims, join, permute, reshape, split
 from .target import LayoutTarget
 from .vectorize import Vectorization, contiguous_register_bits, max_register_vector, vector_width, vectorize
 from .wgmma import (
     FragmentSlot,
-    WgmmaInstr,
-    WgmmaSmemOperand,
-    check_wgmma_shape,
-    choose_nvmma_swizzle,
-    decode_descriptor,
-    encode_descriptor,
     instruction_operands,
-    legal_wgmma_shapes,
     nvmma_default,
     operand_major,
+    per_cta_offsets,
     smem_byte_offset,
     tma_swizzle_of,
     wgmma_accumulator,
     wgmma_accumulator_slots,
     wgmma_operand_a,
     wgmma_operand_a_slots,
-    wgmma_smem_operand,
 )
 
 __all__ = [
@@ -94,9 +87,9 @@ __all__ = [
     "conversion_map", "dim_names", "dot_operand", "expand_dims", "fit_to_shape", "identity_standard", "join",
     "max_register_vector", "mma_v2_accumulator", "nvmma_shared", "permute", "plan_conversion",
     "plan_shared_conversion", "reshape", "slice_layout", "split", "swizzled_shared", "vector_width", "vectorize",
-    # wgmma
-    "FragmentSlot", "WgmmaInstr", "WgmmaSmemOperand", "check_wgmma_shape", "choose_nvmma_swizzle",
-    "decode_descriptor", "encode_descriptor", "instruction_operands", "legal_wgmma_shapes", "nvmma_default",
-    "operand_major", "smem_byte_offset", "tma_swizzle_of", "wgmma_accumulator", "wgmma_accumulator_slots",
-    "wgmma_operand_a", "wgmma_operand_a_slots", "wgmma_smem_operand",
+    # wgmma register layouts and NVMMA shared-layout queries (the wgmma instruction facts --
+    # shapes, descriptors -- are the NVIDIA code generator's: codegen/nvptx/mma_table.py)
+    "FragmentSlot", "choose_nvmma_swizzle", "instruction_operands", "nvmma_default", "operand_major",
+    "per_cta_offsets", "smem_byte_offset", "tma_swizzle_of", "wgmma_accumulator", "wgmma_accumulator_slots",
+    "wgmma_operand_a", "wgmma_operand_a_slots",
 ]

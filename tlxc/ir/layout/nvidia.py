@@ -207,6 +207,38 @@ def nvmma_shared(shape: Sequence[int], elem_bits: int, swizzle_bytes: int, trans
     return _nvmma_shared(tuple(shape), elem_bits, swizzle_bytes, transposed, cta)
 
 
+def choose_nvmma_swizzle(shape: Sequence[int], elem_bits: int, transposed: bool = False,
+                         cta: CTALayout | None = None) -> int:
+    """The swizzle span (bytes) a buffer gets unless the user pins one -- the one rule that
+    buffer layout assignment, the TLX layout encodings and the TMA descriptors share, so
+    that a descriptor's swizzle always matches its buffer's.
+
+    Triton's ``NVMMASharedEncodingAttr`` builder, on the piece of the tile one CTA holds:
+    the largest of 128, 64 and 32 bytes that the contiguous dim's bytes are a positive
+    multiple of, else 0; and 0 when the buffer is 1-D or its *rows* -- the product of all
+    the other dims, which ``nvmma_shared`` collapses into rows -- are fewer than the 8 of
+    a swizzle atom. So ``(2, 4, 64)`` fp16 has 8 rows of 128 bytes: 128. The contiguous
+    dim is the last one, the one before it when ``transposed`` (``nvmma_shared``'s
+    convention).
+    """
+    rank = len(shape)
+    if rank < 2:
+        return 0
+    per_cta = shape_per_cta(tuple(shape), cta)
+    contig = rank - 2 if transposed else rank - 1
+    rows = 1
+    for d, s in enumerate(per_cta):
+        if d != contig:
+            rows *= s
+    if rows < 8:
+        return 0
+    row_bytes = per_cta[contig] * elem_bits // 8
+    for span in (128, 64, 32):
+        if row_bytes >= span and row_bytes % span == 0:
+            return span
+    return 0
+
+
 @lru_cache(maxsize=1024)
 def _nvmma_shared(shape: tuple[int, ...], elem_bits: int, swizzle_bytes: int, transposed: bool,
                   cta: CTALayout | None) -> LinearLayout:

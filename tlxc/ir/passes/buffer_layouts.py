@@ -10,7 +10,7 @@ buffers -- carries a layout, and the layouts of views agree with their allocatio
   (``options.target.buffer_layout``; AMD: an XOR swizzle of 16-byte chunks that keeps LDS
   accesses free of bank conflicts), by default the NVMMA swizzled layout that TMA and
   wgmma use, with the swizzle span (128, 64 or 32 bytes, 0 = plain) chosen from the
-  bytes of the contiguous (last) dim as Triton does (``choose_swizzle``); rank 1 is
+  bytes of the contiguous (last) dim as Triton does (``choose_nvmma_swizzle``); rank 1 is
   plain. An allocation that one of its views reinterprets with another element width or
   shape is plain row-major instead, so that the reinterpretation is exact, and so is one
   that ``async_load`` writes when ``options.target.plain_async_copy_buffers`` says the target's
@@ -42,7 +42,7 @@ from ..core import Block, Operation, Value
 from ..layout import gf2
 from ..layout.common import BLOCK, OFFSET, dim_names, with_standard_ins
 from ..layout.linear import LayoutError, LinearLayout, is_pow2, log2
-from ..layout.nvidia import nvmma_shared
+from ..layout.nvidia import choose_nvmma_swizzle, nvmma_shared
 from ..types import MemDescType
 from .options import DEFAULT_OPTIONS, PassOptions
 from .rewrite import constant_of
@@ -51,27 +51,6 @@ TLX = "TLXC-TLX-001"
 
 
 # ----------------------------------------------------------------------------- layouts
-def choose_swizzle(shape: tuple[int, ...], elem_bits: int) -> int:
-    """The NVMMA swizzle span in bytes for a buffer (Triton's ``NVMMASharedEncodingAttr``
-    rule): the largest of 128, 64, 32 that divides the contiguous dim's bytes, 0 when
-    none does, the buffer is 1-D, or it has fewer than the 8 rows of a swizzle atom.
-
-    Kept here until ``tlxc.ir.layout.wgmma`` exports the shared choice; both must agree
-    because TMA descriptors are encoded with the swizzle of their buffers."""
-    if len(shape) < 2:
-        return 0
-    rows = 1
-    for d in shape[:-1]:
-        rows *= d
-    inner = shape[-1] * elem_bits // 8
-    if rows < 8:
-        return 0
-    for span in (128, 64, 32):
-        if inner >= span and inner % span == 0:
-            return span
-    return 0
-
-
 def plain_layout(shape: tuple[int, ...], elem_bits: int) -> LinearLayout:
     """Row-major, unswizzled."""
     if len(shape) == 1:
@@ -82,7 +61,7 @@ def plain_layout(shape: tuple[int, ...], elem_bits: int) -> LinearLayout:
 def default_layout(shape: tuple[int, ...], elem_bits: int, swizzle: bool = True) -> LinearLayout:
     """What an allocation gets unless the user pinned one (see the module doc)."""
     if len(shape) >= 2 and swizzle:
-        return nvmma_shared(shape, elem_bits, choose_swizzle(shape, elem_bits))
+        return nvmma_shared(shape, elem_bits, choose_nvmma_swizzle(shape, elem_bits))
     return plain_layout(shape, elem_bits)
 
 

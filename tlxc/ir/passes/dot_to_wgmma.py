@@ -33,10 +33,11 @@ Refuses: nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..builder import Builder
 from ..core import Block, Operation, Value
-from ..layout.linear import LayoutError
-from ..layout.wgmma import WARPGROUP_ROWS, legal_wgmma_shapes
+from ..layout.wgmma import WARPGROUP_ROWS
 from ..ops import AsyncDotOp, AsyncDotWaitOp, ConstantOp, DotOp, LocalAllocOp, LocalStoreOp, LocalViewOp
 from ..types import DType, MemDescType, int32
 from .options import PassOptions
@@ -51,8 +52,10 @@ def _pow2(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
-def eligible(op: Operation, num_warps: int) -> bool:
-    """Whether ``op`` (a ``dot``) has shapes and types wgmma runs (before the layout check)."""
+def eligible(op: Operation, num_warps: int, instr_k: Callable[[str], int | None]) -> bool:
+    """Whether ``op`` (a ``dot``) has shapes and types wgmma runs (before the layout check).
+    ``instr_k``: the K of one wgmma instruction for an operand type name, None when wgmma
+    does not take it -- a fact of the target (``TargetInfo.wgmma_instr_k``)."""
     a, b, c = (v.type for v in op.operands)
     if len(a.shape) != 2 or num_warps % 4:
         return False
@@ -62,11 +65,8 @@ def eligible(op: Operation, num_warps: int) -> bool:
     (m, k), n = a.shape, b.shape[1]
     if not all(_pow2(d) for d in (m, n, k)) or m % WARPGROUP_ROWS:
         return False
-    try:
-        step = legal_wgmma_shapes(elem.name)[0][2]
-    except LayoutError:
-        return False
-    return k % step == 0
+    step = instr_k(elem.name)
+    return step is not None and k % step == 0
 
 
 def _top_level(op: Operation, body: Block) -> Operation:
@@ -116,6 +116,6 @@ def run(module: Operation, options: PassOptions) -> Operation:
     for func in module.funcs:  # type: ignore[attr-defined]
         num_warps = func.attrs["num_warps"]
         for op in list(func.walk()):
-            if isinstance(op, DotOp) and eligible(op, num_warps):
+            if isinstance(op, DotOp) and eligible(op, num_warps, options.target.wgmma_instr_k):
                 _rewrite(op, func.body, options, num_warps)
     return module
