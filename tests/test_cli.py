@@ -130,3 +130,46 @@ def test_readme_main_command_works() -> None:
             "-D", "BLOCK=1024", "--emit", "ptx")
     assert r.returncode == 0, r.stderr
     assert ".visible .entry add_kernel(" in r.stdout and "ld.global" in r.stdout and "st.global" in r.stdout
+
+
+# A meta path finder that makes `import pytest` fail, as on a machine without it.
+_NO_PYTEST = """
+import sys
+class _Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "pytest" or name.startswith(("pytest.", "_pytest")):
+            raise ModuleNotFoundError("No module named " + repr(name), name=name)
+        return None
+sys.meta_path.insert(0, _Block())
+for m in [m for m in sys.modules if m == "pytest" or m.startswith(("pytest.", "_pytest"))]:
+    del sys.modules[m]
+from tlxc.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("example, arch, sig, define", [
+    ("vector_add", "sm_90a", "*fp32:16,*fp32:16,*fp32:16,i32", "BLOCK=1024"),
+    ("amd_scheduled_mfma_gemm", "gfx950", None, None),
+])
+def test_compiling_an_example_needs_no_pytest(example: str, arch: str, sig: str | None, define: str | None) -> None:
+    """pytest is a test dependency: loading an example (which ends with its tests) to
+    compile its kernel must work without it."""
+    args = ["compile", f"examples/{example}.py", "--arch", arch]
+    args += ["--signature", sig, "-D", define] if sig else []
+    r = subprocess.run([sys.executable, "-c", _NO_PYTEST, *args], capture_output=True, text=True, cwd=ROOT)
+    if not sig:  # only loading is checked: the file loaded, so the error is about the missing signature
+        assert "error[TLXC-SIG-001]: signature has 0 entries" in r.stderr and "pytest" not in r.stderr, r.stderr
+        return
+    assert r.returncode == 0, r.stderr
+    assert 'sym_name = "add_kernel"' in r.stdout
+    probe = subprocess.run([sys.executable, "-c", _NO_PYTEST.replace("from tlxc.cli", "import pytest\nfrom tlxc.cli")],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert "No module named 'pytest'" in probe.stderr  # the blocker works
+
+
+def test_pytest_is_not_a_runtime_dependency() -> None:
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert not any(d.startswith("pytest") for d in project["dependencies"])
+    assert any(d.startswith("pytest") for d in project["optional-dependencies"]["test"])
