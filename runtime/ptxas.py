@@ -18,10 +18,10 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from .child import run_tool, tool_dir
 from .errors import PtxasError
 
 # Where NVIDIA's wheels put their programs, under a site-packages folder's nvidia/ (the
@@ -112,11 +112,10 @@ def assemble(ptx: str, arch: str | None = None, ptxas: str | None = None, option
         raise PtxasError("no ptxas found (looked at TLXC_PTXAS, PATH, CUDA_HOME, /usr/local/cuda and the "
                          "nvidia-cuda-nvcc wheel); install it with pip install 'tlxc[cuda]', or load the PTX "
                          "directly and let the driver compile it")
-    with tempfile.TemporaryDirectory(prefix="tlxc-ptxas-") as d:
+    with tool_dir("tlxc-ptxas-") as d:
         src, dst = Path(d) / "kernel.ptx", Path(d) / "kernel.cubin"
         src.write_text(ptx)
-        proc = subprocess.run([exe, f"-arch={arch}", *options, "-o", str(dst), str(src)],
-                              capture_output=True, text=True, check=False)
+        proc = run_tool([exe, f"-arch={arch}", *options, "-o", str(dst), str(src)])
         if proc.returncode != 0:
             log = (proc.stderr or proc.stdout).replace(str(src), "kernel.ptx").strip()
             raise PtxasError(f"ptxas ({exe}) rejected the PTX for {arch}:\n{log}")

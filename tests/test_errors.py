@@ -572,6 +572,10 @@ def launch():
 ELSEWHERE = {
     "TLXC-CLI-002": "tests/test_cli.py::test_no_kernel, test_several_kernels_need_k",
     "TLXC-CLI-003": "tests/test_cli.py::test_not_yet_available_output",
+    "TLXC-CLI-004": "tests/test_cli.py::test_file_that_cannot_be_loaded, test_syntax_error_in_file_has_caret, "
+                    "test_sys_exit_in_file_is_reported",
+    "TLXC-CLI-005": "tests/test_cli.py::test_output_that_cannot_be_written",
+    "TLXC-CLI-006": "tests/test_cli.py::test_duplicate_define_is_refused, test_options_of_the_other_family",
     "TLXC-INTERNAL-001": "test_internal_error_points_at_user_line below",
     "TLXC-TOOL-001": "test_missing_ptxas_is_a_clear_error below",
     "TLXC-TOOL-002": "test_failing_nvdisasm_is_a_clear_error below",

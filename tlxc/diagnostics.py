@@ -62,6 +62,14 @@ _ENTRIES = [
     Diagnostic("TLXC-CLI-003", "output not produced for this target, or a binary output without -o",
                "NVIDIA targets give ptx, cubin and sass, AMD ones llvm, amdgcn and hsaco (all give ir); "
                "write cubin and hsaco to a file with -o PATH"),
+    Diagnostic("TLXC-CLI-004", "the input file cannot be loaded",
+               "give a Python source file that defines the kernel; a program in it belongs under "
+               "`if __name__ == \"__main__\":`, so that importing the file only defines things"),
+    Diagnostic("TLXC-CLI-005", "the output file cannot be written",
+               "check that the folder of -o PATH exists and is writable, and that PATH is not a folder"),
+    Diagnostic("TLXC-CLI-006", "conflicting command-line options",
+               "give each -D NAME once, and only the options of the target's family (--maxnreg: NVIDIA, "
+               "--waves-per-eu: AMD)"),
     Diagnostic("TLXC-CODEGEN-001", "construct not supported by this target's code generator yet",
                "run it in the interpreter, or rewrite it with supported operations; see the message for which"),
     Diagnostic("TLXC-RESOURCE-001", "the kernel needs more of a hardware resource than the target has",

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import tempfile
 from dataclasses import dataclass
 
 from ...errors import CompilationError
+from ...runtime.child import run_tool, tool_dir
 
 
 class ToolNotFound(CompilationError):
@@ -58,13 +57,13 @@ def ptxas(ptx: str, arch: str, opt_level: int = 3, extra: tuple[str, ...] = ()) 
     exe = find_tool("ptxas")
     if exe is None:
         raise ToolNotFound("ptxas")
-    with tempfile.TemporaryDirectory(prefix="tlxc-ptxas-") as d:
+    with tool_dir("tlxc-ptxas-") as d:
         src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
         with open(src, "w") as f:
             f.write(ptx)
         cmd = [exe, f"-arch={arch}", f"-O{opt_level}", "-v", *extra, src, "-o", out]
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = run_tool(cmd)
         seconds = time.perf_counter() - t0
         log = proc.stdout + proc.stderr
         if proc.returncode != 0:
@@ -85,11 +84,11 @@ def nvdisasm(cubin: bytes) -> str:
     exe = find_tool("nvdisasm")
     if exe is None:
         raise ToolNotFound("nvdisasm")
-    with tempfile.TemporaryDirectory(prefix="tlxc-nvdisasm-") as d:
+    with tool_dir("tlxc-nvdisasm-") as d:
         path = os.path.join(d, "k.cubin")
         with open(path, "wb") as f:
             f.write(cubin)
-        proc = subprocess.run([exe, "-c", "-g", path], capture_output=True, text=True)
+        proc = run_tool([exe, "-c", "-g", path])
         if proc.returncode != 0:
             raise CompilationError("TLXC-TOOL-002", f"nvdisasm failed: {proc.stderr.strip()}")
         return proc.stdout
