@@ -556,6 +556,21 @@ def launch():
     k.interpret[(1,)](np.zeros(4, np.float32))
 """, "launch()"),
     ],
+    "TLXC-INTERP-007": [
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(y_desc):
+    buf = tlx.local_alloc((16, 16), tl.float32, 1)
+    for i in range(2):
+        tlx.local_store(buf[0], tl.full((16, 16), i, tl.float32))  # ERR tlx.local_store
+        tlx.fence_async_shared()
+        tlx.async_descriptor_store(y_desc, buf[0], [0, 16 * i])
+def launch():
+    y = np.zeros((16, 32), np.float32)
+    k.interpret[(1,)](tlxc.TensorDescriptor.from_tensor(y, [16, 16]))
+""", "launch()"),
+    ],
     "TLXC-INTERP-006": [
         ("""
 import tlxc.tlx as tlx

@@ -111,6 +111,10 @@ _ENTRIES = [
                "reading their buffers, and write a buffer before reading it"),
     Diagnostic("TLXC-INTERP-006", "a per-thread value in the interpreter",
                "the interpreter runs each program as a whole; avoid tlx.thread_id in kernels you interpret"),
+    Diagnostic("TLXC-INTERP-007", "a buffer overwritten while a TMA store still reads it",
+               "wait with tlx.async_descriptor_store_wait(pendings) -- at most `pendings` stores stay outstanding -- "
+               "before writing the store's source buffer again, or store from another buffer (PTX ISA: "
+               "cp.async.bulk.wait_group.read)"),
     Diagnostic("TLXC-INTERNAL-001", "internal compiler error", "this is a bug in tlxc; please report it"),
 ]
 
