@@ -430,8 +430,13 @@ def k(x, M):
 import tlxc.tlx as tlx
 @tlxc.jit
 def k(x, M):
-    d = tl.make_tensor_descriptor(x, [M, M], [M, 1], [512, 64])  # ERR tl.make_tensor_descriptor
-""", "k.compile('*fp16,i32')"),
+    d = tl.make_tensor_descriptor(x, [M, M], [M, 1], [4, 512])
+    bufs = tlx.local_alloc((4, 512), tl.float16, 1)
+    bars = tlx.alloc_barriers(1)
+    tlx.barrier_expect_bytes(bars[0], 4 * 512 * 2)
+    tlx.async_descriptor_load(d, bufs[0], [0, 0], bars[0])  # ERR tlx.async_descriptor_load
+    tlx.barrier_wait(bars[0], 0)
+""", "k.compile('*fp16,i32', arch='sm_90a').asm['ptx']"),
         ("""
 import tlxc.tlx as tlx
 @tlxc.jit
