@@ -133,3 +133,25 @@ def test_one_barrier_array_for_a_tma_load(mod: Any) -> None:
     np.testing.assert_array_equal(b, a)
     ptx = mod.tall.compile(SIG, {"BLOCK": 128}, arch="sm_90a").asm["ptx"]
     assert ptx.count("mbarrier::complete_tx::bytes") == 1
+
+
+AMD_SOURCE = """
+@tlxc.jit
+def plus_one(x, y, n, BLOCK: tl.constexpr):
+    d = tl.make_tensor_descriptor(x, shape=[n], strides=[1], block_shape=[BLOCK])
+    e = tl.make_tensor_descriptor(y, shape=[n], strides=[1], block_shape=[BLOCK])
+    e.store([tl.program_id(0) * BLOCK], d.load([tl.program_id(0) * BLOCK]) + 1)
+"""
+
+
+def test_amd_descriptor_has_no_box_limit(load_kernels: Any) -> None:
+    """On gfx1250 a descriptor becomes masked pointer accesses: NVIDIA's 256-element box
+    limit refused BLOCK=1024 there."""
+    mod = load_kernels(AMD_SOURCE)
+    k = mod.plus_one.compile("*fp32:16,*fp32:16,i32", {"BLOCK": 1024}, arch="gfx1250")
+    asm = k.asm["amdgcn"]
+    assert "global_load" in asm and "global_store" in asm and "tensormap" not in asm
+    x = np.arange(3000, dtype=np.float32)
+    y = np.zeros_like(x)
+    mod.plus_one.interpret[(3,)](x, y, 3000, BLOCK=1024)
+    np.testing.assert_array_equal(y, x + 1)
