@@ -66,11 +66,11 @@ interpreter and see the register and LDS figures of the compiled kernel on each 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import tlxc
 import tlxc.language as tl
 import tlxc.tlx as tlx
+from tlxc.optional_pytest import pytest
 
 # the configuration the tests compile for gfx942 / gfx950 / gfx1250
 DEFAULT_CONFIG = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_SIZE_M=4, NUM_STAGES=2)

@@ -76,11 +76,11 @@ interpreter and print the MFMA sequence of the compiled kernel.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import tlxc
 import tlxc.language as tl
 import tlxc.tlx as tlx
+from tlxc.optional_pytest import pytest
 
 # The scheduling operations are AMD's: under TLXC_TEST_ON_GPU=1 (an NVIDIA GPU) these tests
 # stay in the interpreter

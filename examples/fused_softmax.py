@@ -34,10 +34,10 @@ The idioms this example shows:
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import tlxc
 import tlxc.language as tl
+from tlxc.optional_pytest import pytest
 
 
 @tlxc.jit

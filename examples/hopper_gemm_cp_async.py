@@ -30,11 +30,11 @@ interpreter.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import tlxc
 import tlxc.language as tl
 import tlxc.tlx as tlx
+from tlxc.optional_pytest import pytest
 
 
 @tlxc.jit

@@ -17,11 +17,11 @@ Run ``python examples/tma_transpose.py`` to transpose a matrix on the CPU interp
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import tlxc
 import tlxc.language as tl
 import tlxc.tlx as tlx
+from tlxc.optional_pytest import pytest
 
 
 @tlxc.jit

@@ -30,10 +30,10 @@ the IR of the compiled kernel.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import tlxc
 import tlxc.language as tl
+from tlxc.optional_pytest import pytest
 
 
 @tlxc.jit

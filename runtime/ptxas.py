@@ -1,9 +1,14 @@
 """Finding ptxas and assembling PTX into a cubin.
 
 ptxas is looked for in ``TLXC_PTXAS`` (a path), on ``PATH``, under ``CUDA_HOME`` /
-``CUDA_PATH`` and ``/usr/local/cuda``, in the ``nvidia-cuda-nvcc`` wheels
-(``nvidia/cuda_nvcc/bin``, ``nvidia/cu13/bin``) and last in Triton's package, which
-carries one. Without any, a PTX module can still be loaded: the driver JIT-compiles it.
+``CUDA_PATH`` and ``/usr/local/cuda``, in NVIDIA's wheels and last in Triton's package,
+which carries one. Without any, a PTX module can still be loaded: the driver JIT-compiles it.
+
+NVIDIA's wheels put their programs in ``nvidia/<dir>/bin`` of any site-packages folder:
+``cuda_nvcc`` for the CUDA 12 ``nvidia-cuda-nvcc-cu12`` wheel and ``cu13`` for the CUDA 13
+wheels (``nvidia-cuda-nvcc``, ``nvidia-cuda-nvdisasm``), the layouts that cuda-python's
+``cuda.pathfinder`` searches. ``find_nvidia_tool`` searches them for the other programs
+(nvdisasm) the same way.
 """
 
 from __future__ import annotations
@@ -13,42 +18,74 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from .child import run_tool, tool_dir
 from .errors import PtxasError
 
+# Where NVIDIA's wheels put their programs, under a site-packages folder's nvidia/ (the
+# CUDA 13 layout first, as cuda.pathfinder orders it).
+WHEEL_BIN_DIRS = ("cu13/bin", "cuda_nvcc/bin", "cu12/bin")
+SYSTEM_CUDA = "/usr/local/cuda"
 
-def _candidates() -> list[Path]:
+
+def _package_roots(pkg: str) -> list[str]:
+    """The folders of package ``pkg`` on sys.path (all parts of a namespace package such
+    as ``nvidia``), without importing it."""
+    try:
+        spec = importlib.util.find_spec(pkg)
+    except (ImportError, ValueError):
+        return []
+    return list(spec.submodule_search_locations or []) if spec else []
+
+
+def wheel_candidates(name: str) -> list[Path]:
+    """Where NVIDIA's wheels would hold program ``name``, in search order."""
+    return [Path(root) / sub / name for root in _package_roots("nvidia") for sub in WHEEL_BIN_DIRS]
+
+
+def _candidates(name: str = "ptxas", beside: str | None = None) -> list[Path]:
     out: list[Path] = []
-    env = os.environ.get("TLXC_PTXAS")
+    env = os.environ.get(f"TLXC_{name.upper()}")
     if env:
         out.append(Path(env))
-    which = shutil.which("ptxas")
+    which = shutil.which(name)
     if which:
         out.append(Path(which))
+    if beside:  # a toolkit's programs share one folder
+        out.append(Path(beside).parent / name)
     for var in ("CUDA_HOME", "CUDA_PATH"):
         if os.environ.get(var):
-            out.append(Path(os.environ[var]) / "bin" / "ptxas")
-    out.append(Path("/usr/local/cuda/bin/ptxas"))
-    for pkg, subdirs in (("nvidia", ("cuda_nvcc/bin", "cu13/bin", "cu12/bin")), ("triton", ("backends/nvidia/bin",))):
-        try:
-            spec = importlib.util.find_spec(pkg)  # finds the package without importing it
-        except (ImportError, ValueError):
-            spec = None
-        for root in (spec.submodule_search_locations or []) if spec else []:
-            out += [Path(root) / sub / "ptxas" for sub in subdirs]
+            out.append(Path(os.environ[var]) / "bin" / name)
+    out.append(Path(SYSTEM_CUDA) / "bin" / name)
+    out += wheel_candidates(name)
+    if name == "ptxas":
+        out += [Path(root) / "backends/nvidia/bin/ptxas" for root in _package_roots("triton")]
     return out
+
+
+def _first_executable(paths: list[Path]) -> str | None:
+    for p in paths:
+        if p.is_file() and os.access(p, os.X_OK):
+            return str(p)
+    return None
 
 
 @lru_cache(maxsize=None)
 def find_ptxas() -> str | None:
     """The path of a usable ptxas, or None."""
-    for p in _candidates():
-        if p.is_file() and os.access(p, os.X_OK):
-            return str(p)
-    return None
+    return _first_executable(_candidates("ptxas"))
+
+
+@lru_cache(maxsize=None)
+def find_nvidia_tool(name: str) -> str | None:
+    """The path of NVIDIA program ``name`` (``nvdisasm``, ``cuobjdump``...), or None:
+    ``TLXC_<NAME>``, PATH, the folder of the ptxas found, CUDA_HOME / CUDA_PATH,
+    /usr/local/cuda, NVIDIA's wheels."""
+    if name == "ptxas":
+        return find_ptxas()
+    return _first_executable(_candidates(name, beside=find_ptxas()))
 
 
 @lru_cache(maxsize=None)
@@ -75,11 +112,10 @@ def assemble(ptx: str, arch: str | None = None, ptxas: str | None = None, option
         raise PtxasError("no ptxas found (looked at TLXC_PTXAS, PATH, CUDA_HOME, /usr/local/cuda and the "
                          "nvidia-cuda-nvcc wheel); install it with pip install 'tlxc[cuda]', or load the PTX "
                          "directly and let the driver compile it")
-    with tempfile.TemporaryDirectory(prefix="tlxc-ptxas-") as d:
+    with tool_dir("tlxc-ptxas-") as d:
         src, dst = Path(d) / "kernel.ptx", Path(d) / "kernel.cubin"
         src.write_text(ptx)
-        proc = subprocess.run([exe, f"-arch={arch}", *options, "-o", str(dst), str(src)],
-                              capture_output=True, text=True, check=False)
+        proc = run_tool([exe, f"-arch={arch}", *options, "-o", str(dst), str(src)])
         if proc.returncode != 0:
             log = (proc.stderr or proc.stdout).replace(str(src), "kernel.ptx").strip()
             raise PtxasError(f"ptxas ({exe}) rejected the PTX for {arch}:\n{log}")

@@ -2,10 +2,14 @@
 
     tlxc compile FILE --arch {sm_90a,sm_100a,gfx942,gfx950,gfx1250} [-k NAME]
                  [--signature SIG] [-D NAME=VALUE ...] [--emit ir|ptx|cubin|sass|llvm|amdgcn|hsaco]
-                 [-o PATH] [--num-warps N] [--print-before PASS] [--print-after PASS] [--time-passes]
+                 [-o PATH] [--num-warps N] [--num-stages N] [--maxnreg N] [--waves-per-eu N]
+                 [--print-before PASS] [--print-after PASS] [--time-passes]
 
 Errors print as compiler diagnostics (file:line:col, the line, a caret) and exit 1,
-without a Python traceback.
+without a Python traceback; that includes a FILE that cannot be loaded (not a Python
+source file, a syntax error, an exception or ``sys.exit`` while it is imported) and an
+output path that cannot be written. An interrupted compile (Ctrl-C, SIGTERM) stops the
+tool it was running and removes its temporary folder (``tlxc.runtime.child``).
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ import argparse
 import ast
 import importlib.util
 import os
+import stat
 import sys
-from typing import Any, Sequence
+import traceback
+from typing import Any, NoReturn, Sequence
 
 from . import __version__
 from .compiler import TARGETS, CompileOptions, compile_kernel
@@ -29,7 +35,8 @@ _FAMILY = {"ptx": "sm_", "cubin": "sm_", "sass": "sm_", "llir": "gfx", "amdgcn":
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tlxc", description="Compile TLX-style GPU kernels written in Python.")
+    p = argparse.ArgumentParser(prog="tlxc", description="Compile TLX-style GPU kernels written in Python.",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"tlxc {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     c = sub.add_parser("compile", help="compile one kernel of a Python file",
@@ -45,6 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--emit", default="ir", choices=sorted(EMITS), help="what to write (default: ir)")
     c.add_argument("-o", "--output", metavar="PATH", help="write the output here instead of stdout")
     c.add_argument("--num-warps", type=int, default=4, metavar="N", help="warps per program (default 4)")
+    c.add_argument("--num-stages", type=_positive, default=3, metavar="N",
+                   help="Triton's num_stages, as kernel.compile(num_stages=N) takes it (default 3); tlxc does not "
+                        "pipeline loops by itself (TLX kernels pipeline explicitly), so it only names the variant")
+    c.add_argument("--maxnreg", type=int, default=None, metavar="N",
+                   help="NVIDIA: at most N registers per thread (16-255; PTX .maxnreg)")
+    c.add_argument("--waves-per-eu", type=int, default=0, metavar="N",
+                   help="AMD: waves each SIMD should hold at least (LLVM's amdgpu-waves-per-eu; default 0: LLVM "
+                        "decides); refused for NVIDIA targets")
     c.add_argument("--print-before", action="append", default=[], metavar="PASS",
                    help="print the IR before the named pass of the target's pipeline (or 'all'); "
                         "runs the whole pipeline")
@@ -53,7 +68,39 @@ def build_parser() -> argparse.ArgumentParser:
                         "runs the whole pipeline")
     c.add_argument("--time-passes", action="store_true", help="print the time spent in each compiler stage")
     c.add_argument("--verify-each", action="store_true", help="verify the IR after every pass")
+    # `tlxc --help` shows the options of every command, not only the command names
+    p.epilog = "\n".join(f"{name} options:\n" + _options_help(sp) for name, sp in sub.choices.items())
     return p
+
+
+def _options_help(parser: argparse.ArgumentParser) -> str:
+    text = parser.format_help()
+    start = text.find("positional arguments:")
+    return text[start:] if start >= 0 else text
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of 1 or more, got {value}")
+    return value
+
+
+def parse_defines(texts: Sequence[str]) -> dict[str, Any]:
+    """The -D values by name; a name given twice is refused (which one was meant?)."""
+    out: dict[str, Any] = {}
+    given: dict[str, str] = {}
+    for text in texts:
+        name, value = parse_define(text)
+        if name in given:
+            raise CompilationError("TLXC-CLI-006", f"-D {name} is given twice: -D {given[name]} and -D {text}",
+                                   help=f"give -D {name}=VALUE once")
+        given[name] = text
+        out[name] = value
+    return out
 
 
 def parse_define(text: str) -> tuple[str, Any]:
@@ -75,16 +122,78 @@ def parse_define(text: str) -> tuple[str, Any]:
         return name.strip(), raw
 
 
+def _load_error(path: str, message: str, loc: Location | None = None, help: str | None = None) -> NoReturn:
+    raise CompilationError("TLXC-CLI-004", message, loc or Location(os.path.abspath(path), 0, 0), help)
+
+
+def read_source(path: str) -> str:
+    """The text of the Python file FILE; anything else (a folder, a device or pipe such as
+    /dev/stdin, a binary file) is refused with what it is. The source must be a file
+    because the frontend reads each kernel's source back (inspect), as Triton does."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise CompilationError("TLXC-CLI-002", f"no such file: {path}") from None
+    except OSError as e:
+        _load_error(path, f"cannot read {path}: {e.strerror}")
+    if stat.S_ISDIR(st.st_mode):
+        _load_error(path, f"{path} is a directory, not a Python file", help="give the .py file that defines "
+                    "the kernel")
+    if not stat.S_ISREG(st.st_mode):
+        _load_error(path, f"{path} is not a regular file (a device, pipe or socket)", help="save the source to "
+                    "a .py file: tlxc reads each kernel's source back from its file")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        _load_error(path, f"cannot read {path}: {e.strerror}")
+    if b"\0" in data:
+        _load_error(path, f"{path} is not a Python source file: it contains NUL bytes (a binary file?)")
+    try:
+        return data.decode("utf-8")  # PEP 3120; a coding cookie for another encoding is rare enough
+    except UnicodeDecodeError as e:
+        _load_error(path, f"{path} is not a Python source file: byte {e.start} is not UTF-8 text")
+
+
+def _user_frame(tb: Any, path: str) -> Location | None:
+    """The innermost line of FILE in a traceback (where the file failed), or None."""
+    where = None
+    for frame in traceback.extract_tb(tb):
+        if os.path.abspath(frame.filename) == path and frame.lineno:
+            line = frame.lineno
+            col = (frame.colno or 0) if hasattr(frame, "colno") else 0
+            end = getattr(frame, "end_colno", None) if getattr(frame, "end_lineno", line) == line else None
+            where = Location(path, line, col, end)
+    return where
+
+
 def load_module(path: str) -> Any:
-    if not os.path.exists(path):
-        raise CompilationError("TLXC-CLI-002", f"no such file: {path}")
+    source = read_source(path)
+    full = os.path.abspath(path)
+    try:
+        code = compile(source, full, "exec", dont_inherit=True)
+    except SyntaxError as e:  # IndentationError and TabError too
+        line = e.lineno or 0
+        col = max((e.offset or 1) - 1, 0)
+        end = e.end_offset - 1 if e.end_lineno == e.lineno and e.end_offset and e.end_offset - 1 > col else None
+        _load_error(path, f"syntax error: {e.msg}", Location(full, line, col, end))
     name = "_tlxc_cli_" + "".join(ch if ch.isalnum() else "_" for ch in os.path.splitext(os.path.basename(path))[0])
-    spec = importlib.util.spec_from_file_location(name, os.path.abspath(path))
-    assert spec is not None and spec.loader is not None
+    spec = importlib.util.spec_from_file_location(name, full)
+    assert spec is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    spec.loader.exec_module(module)
+    sys.path.insert(0, os.path.dirname(full))
+    try:
+        exec(code, vars(module))
+    except SystemExit as e:
+        status = e.code if e.code is not None else 0
+        _load_error(path, f"{path} called sys.exit({status!r}) while it was loaded, before a kernel could be "
+                    "compiled", _user_frame(e.__traceback__, full),
+                    "put the file's program under `if __name__ == \"__main__\":`")
+    except TlxcError:
+        raise
+    except Exception as e:
+        _load_error(path, f"cannot load {path}: it raised {type(e).__name__}: {e}", _user_frame(e.__traceback__, full))
     return module
 
 
@@ -127,17 +236,24 @@ def compile_command(args: argparse.Namespace) -> int:
                                f"{'NVIDIA' if args.arch.startswith('sm_') else 'AMD'} targets give "
                                f"{'ptx, cubin, sass' if args.arch.startswith('sm_') else 'llvm, amdgcn, hsaco'} "
                                "and ir")
-    if what == "cubin":
+    if what in ("cubin", "sass"):
         from .codegen.nvptx.toolchain import find_tool
 
-        if find_tool("ptxas") is None:
-            raise CompilationError("TLXC-TOOL-001", "--emit cubin needs ptxas, which was not found")
+        for tool in ("ptxas", "nvdisasm") if what == "sass" else ("ptxas",):
+            if find_tool(tool) is None:
+                raise CompilationError("TLXC-TOOL-001", f"--emit {args.emit} needs {tool}, which was not found")
+    if args.waves_per_eu and args.arch.startswith("sm_"):
+        raise CompilationError("TLXC-CLI-006", f"--waves-per-eu is an AMD option; {args.arch} has no use for it")
+    if args.maxnreg is not None and args.arch.startswith("gfx"):
+        raise CompilationError("TLXC-CLI-006", f"--maxnreg is an NVIDIA option; {args.arch} has no use for it",
+                               help="on AMD targets, --waves-per-eu sizes the register budget")
+    constants = parse_defines(args.defines)
+    options = CompileOptions(args.arch, args.num_warps, num_stages=args.num_stages, verify_each_pass=args.verify_each,
+                             maxnreg=args.maxnreg, waves_per_eu=args.waves_per_eu)
+    options.check(None)
     check_pass_names(args.arch, args.print_before + args.print_after)
     module = load_module(args.file)
     kernel = find_kernel(module, args.file, args.kernel)
-    constants = dict(parse_define(d) for d in args.defines)
-    options = CompileOptions(args.arch, args.num_warps, verify_each_pass=args.verify_each)
-    options.check(None)
     specs, consts = kernel.resolve_aot(args.signature, constants, None)
 
     def dump(when: str, name: str, ir: Any) -> None:
@@ -153,9 +269,7 @@ def compile_command(args: argparse.Namespace) -> int:
     if what in ("cubin", "hsaco") and not args.output:
         raise CompilationError("TLXC-CLI-003", f"--emit {args.emit} writes a binary: give -o PATH")
     if args.output:
-        mode = "wb" if isinstance(text, bytes) else "w"
-        with open(args.output, mode) as f:
-            f.write(text)
+        write_output(args.output, text)
     else:
         sys.stdout.write(text)
     if args.time_passes and what in ("ptx", "cubin", "sass"):
@@ -179,8 +293,17 @@ def check_pass_names(arch: str, names: list[str]) -> None:
     known = pass_names(backend(arch).pipeline)
     unknown = [n for n in names if n != "all" and n not in known]
     if unknown:
-        raise CompilationError("TLXC-CLI-004", f"no pass named {', '.join(map(repr, unknown))} in the {arch} "
+        raise CompilationError("TLXC-CLI-007", f"no pass named {', '.join(map(repr, unknown))} in the {arch} "
                                f"pipeline; its passes are: {', '.join(known)} (or 'all')")
+
+
+def write_output(path: str, data: str | bytes) -> None:
+    try:
+        with open(path, "wb" if isinstance(data, bytes) else "w") as f:
+            f.write(data)
+    except OSError as e:
+        why = e.strerror or str(e)
+        raise CompilationError("TLXC-CLI-005", f"cannot write the output file {path}: {why}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -194,11 +317,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TlxcError as e:
         sys.stderr.write(f"{e}\n")
         return 1
-    except SyntaxError as e:
-        sys.stderr.write(f"{e.filename}:{e.lineno}:{e.offset}: error: {e.msg}\n")
-        return 1
-    except Exception as e:  # the user's file failed while being imported
-        sys.stderr.write(f"error: cannot load {args.file}: {type(e).__name__}: {e}\n")
+    except KeyboardInterrupt:
+        sys.stderr.write("tlxc: interrupted\n")
+        return 130
+    except Exception as e:  # a bug in tlxc: one diagnostic, not a traceback
+        bug = CompilationError("TLXC-INTERNAL-001", f"internal compiler error: {type(e).__name__}: {e}")
+        sys.stderr.write(f"{bug}\n")
         return 1
 
 

@@ -102,9 +102,30 @@ class CompileOptions:
 class Artifacts(dict):
     """``compiled.asm``: the outputs by name, produced on first use (so that a kernel
     compiled only for its IR or for the interpreter never runs code generation); asking
-    for one that the target's code generator does not produce yet says so."""
+    for one that the target's code generator does not produce yet says so.
+
+    Reading is on demand: ``asm[key]`` and ``asm.get(key)`` both produce the output
+    (``get`` returns its default where ``[]`` raises ``KeyError``: an output of the other
+    family, or one whose tool is missing). The container view is what has been produced so
+    far: ``key in asm``, ``keys()``, ``items()``, ``len`` and iteration never run a code
+    generator or a tool, so they cannot fail or take seconds; ``available()`` lists what
+    ``[]`` can give for this target."""
 
     producer: Any = None
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        # dict.get skips __missing__; going through [] keeps get and [] consistent
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def available(self) -> list[str]:
+        """The outputs that ``[]`` gives for this target (produced or producible; an output
+        whose tool is missing is left out), without producing them."""
+        if self.producer is None:
+            return sorted(self)
+        return sorted(set(self) | set(self.producer.__self__._producible()))
 
     def __missing__(self, key: str) -> Any:
         if self.producer is not None:
@@ -164,6 +185,20 @@ class CompiledKernel:
                                          verify_each=self.options.verify_each_pass or _Verify.always,
                                          dump=self._dump, timings=self.timings)
         return self._lowered
+    def _producible(self) -> list[str]:
+        """The outputs this target can make, given the tools found on this machine."""
+        if self.options.arch.startswith("sm_"):
+            from .codegen.nvptx.toolchain import find_tool
+
+            out = ["ir", "target_ir", "ptx"]
+            if find_tool("ptxas") is not None:
+                out.append("cubin")
+                if find_tool("nvdisasm") is not None:
+                    out.append("sass")
+            return out
+        from .codegen.amdgpu.toolchain import find_ld_lld
+
+        return ["ir", "target_ir", "llir", "amdgcn"] + (["hsaco"] if find_ld_lld(0) is not None else [])
 
     def _produce(self, key: str) -> bool:
         """Make output ``key`` if this target can; False if it cannot."""

@@ -62,7 +62,15 @@ _ENTRIES = [
     Diagnostic("TLXC-CLI-003", "output not produced for this target, or a binary output without -o",
                "NVIDIA targets give ptx, cubin and sass, AMD ones llvm, amdgcn and hsaco (all give ir); "
                "write cubin and hsaco to a file with -o PATH"),
-    Diagnostic("TLXC-CLI-004", "no pass of that name in the target's pipeline",
+    Diagnostic("TLXC-CLI-004", "the input file cannot be loaded",
+               "give a Python source file that defines the kernel; a program in it belongs under "
+               "`if __name__ == \"__main__\":`, so that importing the file only defines things"),
+    Diagnostic("TLXC-CLI-005", "the output file cannot be written",
+               "check that the folder of -o PATH exists and is writable, and that PATH is not a folder"),
+    Diagnostic("TLXC-CLI-006", "conflicting command-line options",
+               "give each -D NAME once, and only the options of the target's family (--maxnreg: NVIDIA, "
+               "--waves-per-eu: AMD)"),
+    Diagnostic("TLXC-CLI-007", "no pass of that name in the target's pipeline",
                "name a pass the message lists (tlxc compile FILE --arch ARCH --print-after all shows them all)"),
     Diagnostic("TLXC-CODEGEN-001", "construct not supported by this target's code generator yet",
                "run it in the interpreter, or rewrite it with supported operations; see the message for which"),
@@ -105,6 +113,10 @@ _ENTRIES = [
                "reading their buffers, and write a buffer before reading it"),
     Diagnostic("TLXC-INTERP-006", "a per-thread value in the interpreter",
                "the interpreter runs each program as a whole; avoid tlx.thread_id in kernels you interpret"),
+    Diagnostic("TLXC-INTERP-007", "a buffer overwritten while a TMA store still reads it",
+               "wait with tlx.async_descriptor_store_wait(pendings) -- at most `pendings` stores stay outstanding -- "
+               "before writing the store's source buffer again, or store from another buffer (PTX ISA: "
+               "cp.async.bulk.wait_group.read)"),
     Diagnostic("TLXC-INTERNAL-001", "internal compiler error", "this is a bug in tlxc; please report it"),
 ]
 

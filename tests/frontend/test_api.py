@@ -105,3 +105,24 @@ def k(out):
     m.k.interpret[(1,)](out)
     assert out[0] == 7
     assert "module globals changed" in m.k.last_compiled.recompile_reason
+
+
+def test_asm_get_in_and_keys_agree(mod: Any) -> None:
+    """asm.get produces on demand like asm[...] (it returned None for a linkable hsaco);
+    `in` and keys() show what has been produced so far, available() what [] can give."""
+    from tlxc.codegen.amdgpu.toolchain import find_ld_lld
+
+    k = mod.scale.compile("*fp32,*fp32,i32,i32", constants={"FACTOR": 2}, arch="gfx950")
+    assert "hsaco" not in k.asm and "llir" not in k.asm and list(k.asm.keys()) == ["ir"]
+    assert k.asm.get("ptx") is None and k.asm.get("ptx", "none") == "none"  # the other family's output
+    assert k.asm.get("bogus", 7) == 7
+    amdgcn = k.asm.get("amdgcn")
+    assert isinstance(amdgcn, str) and "s_endpgm" in amdgcn and "amdgcn" in k.asm
+    if find_ld_lld(0) is None:
+        assert "hsaco" not in k.asm.available() and k.asm.get("hsaco") is None
+        return
+    assert k.asm.available() == ["amdgcn", "hsaco", "ir", "llir", "target_ir"]
+    hsaco = k.asm.get("hsaco")
+    assert isinstance(hsaco, bytes) and hsaco[:4] == b"\x7fELF"
+    assert "hsaco" in k.asm and k.asm["hsaco"] is hsaco
+    assert sorted(k.asm) == ["amdgcn", "hsaco", "ir", "llir"]

@@ -75,13 +75,16 @@ def _parse_tensordesc(text: str) -> ArgSpec:
 
 def parse_type(text: str) -> ArgSpec:
     """``*fp16:16`` / ``i32`` / ``i32:16`` / ``fp32`` / ``tensordesc<fp16[64,64]>`` to an ArgSpec;
-    ``1`` is an i32 argument specialized as equal to 1 (what a launch does for a unit stride)."""
+    ``1`` is an i32 argument specialized as equal to 1 (what a launch does for a unit stride),
+    and so is ``i32:1`` (any integer type): in Triton's AOT compiler the hint ``:1`` makes
+    the argument the constant 1, as ``:16`` promises divisibility by 16."""
     s = text.strip()
     if s == "1":
         return ArgSpec(int32, 1, equals_one=True)
     if s.startswith("tensordesc"):
         return _parse_tensordesc(s)
     div = 1
+    one = False
     if ":" in s:
         s, d = s.rsplit(":", 1)
         try:
@@ -89,8 +92,16 @@ def parse_type(text: str) -> ArgSpec:
         except ValueError:
             raise SemanticError("TLXC-SIG-001", f"bad specialization ':{d}' in {text!r}; use ':16'") from None
         if div not in (1, 16):
-            raise SemanticError("TLXC-SIG-001", f"specialization ':{div}' in {text!r}: only ':16' is supported")
+            raise SemanticError("TLXC-SIG-001", f"specialization ':{div}' in {text!r}: only ':16' (divisible by 16) "
+                                "and ':1' (equal to 1, integers only) are supported")
+        one, div = div == 1, (div if div == 16 else 1)
     s = s.strip()
+    if one and (s.startswith("*") or s not in BY_SIG_NAME or BY_SIG_NAME[s].is_floating()):
+        raise SemanticError("TLXC-SIG-001", f"{text!r}: the specialization ':1' means the argument equals 1, which "
+                            "only an integer argument can be", "write ':16' for a pointer aligned to 16 bytes, or "
+                            "leave the hint out")
+    if one:
+        return ArgSpec(BY_SIG_NAME[s], 1, equals_one=True)
     if s.startswith("*"):
         name = s[1:].strip()
         if name.startswith("k"):  # Triton's "*k" spelling for pointers to constant memory

@@ -8,6 +8,14 @@ they write stay *pending* until the matching completion (``async_load_wait_group
 cp.async, a ``barrier_wait`` on the phase a TMA load completed for TMA); reading pending
 bytes, or bytes nothing has written yet, is an error that names the buffer's line.
 
+The other direction matters too: a TMA store (``async_descriptor_store``) reads its
+shared-memory source asynchronously, so the program may not write those bytes until
+``async_descriptor_store_wait(pendings)`` has left at most ``pendings`` stores
+outstanding (each store is one bulk group). The interpreter does the store at once, so
+it would never see old and new data mixed as the GPU does; instead every outstanding
+store marks the bytes it reads (``BulkRead``), and a write to any of them is an error
+that names the line of the write and of the store.
+
 Shared memory is byte arrays (``Arena``) with a state byte per data byte; a buffer value
 is a ``View`` (arena, byte offset, shape, byte strides, dtype), so views, slices,
 transposes, reinterpretation and ``reuse`` aliasing all read and write the same bytes.
@@ -25,15 +33,27 @@ from ..ir.core import Location
 UNWRITTEN, VALID, PENDING = 0, 1, 2
 NOT_READY = "TLXC-INTERP-005"
 DEADLOCK = "TLXC-INTERP-004"
+OVERWRITE = "TLXC-INTERP-007"
 
 
 class Arena:
-    """The bytes of one allocation (``local_alloc``), and what state each byte is in."""
+    """The bytes of one allocation (``local_alloc``), what state each byte is in, and the
+    outstanding TMA stores that still read some of them."""
 
     def __init__(self, nbytes: int, loc: Location | None) -> None:
         self.data = np.zeros(nbytes, np.uint8)
         self.state = np.zeros(nbytes, np.uint8)
         self.loc = loc
+        self.bulk_reads: list[BulkRead] = []
+
+
+@dataclass
+class BulkRead:
+    """The source bytes of one TMA store that has not been waited for."""
+
+    arena: Arena
+    indices: np.ndarray
+    loc: Location | None
 
 
 @dataclass(frozen=True)
@@ -76,9 +96,20 @@ class View:
         raw = self.arena.data[(idx[..., None] + np.arange(self.dtype.itemsize)).reshape(-1)]
         return raw.view(self.dtype).reshape(self.shape).copy()
 
-    def write(self, value: np.ndarray, state: int = VALID) -> np.ndarray:
-        """Store ``value``; returns the byte indices written."""
+    def write(self, value: np.ndarray, state: int = VALID, what: str = "a write",
+              loc: Location | None = None) -> np.ndarray:
+        """Store ``value``; returns the byte indices written. ``what`` at ``loc`` names the
+        write in the error for overwriting the source of an outstanding TMA store."""
         idx = self.byte_indices()
+        for read in self.arena.bulk_reads:
+            if np.isin(idx, read.indices, assume_unique=False).any():
+                where = f"allocated at line {self.arena.loc.line}" if self.arena.loc is not None else "buffer"
+                store = f"at line {read.loc.line}" if read.loc is not None else "earlier"
+                raise InterpreterError(
+                    OVERWRITE, f"{what} writes a buffer ({where}) that the TMA store {store} "
+                               "(async_descriptor_store) may still be reading: a TMA store reads its shared-memory "
+                               "source asynchronously, so on the GPU the store can send the new data, or a mix",
+                    loc)
         raw = np.ascontiguousarray(np.broadcast_to(value, self.shape).astype(self.dtype, copy=False))
         self.arena.data[idx] = raw.reshape(-1).view(np.uint8)
         self.arena.state[idx] = state
@@ -143,6 +174,7 @@ class OnChip:
     open_group: list[PendingCopy] = field(default_factory=list)
     groups: list[list[PendingCopy]] = field(default_factory=list)
     tma: list[PendingCopy] = field(default_factory=list)
+    stores: list[BulkRead] = field(default_factory=list)  # outstanding TMA stores, oldest first
     clock: int = 0
 
     # -- cp.async ----------------------------------------------------------------------------
@@ -167,6 +199,21 @@ class OnChip:
             else:
                 still.append(copy)
         self.tma = still
+
+
+    def store_started(self, view: View, loc: Location | None) -> None:
+        """A TMA store (one bulk group) from ``view`` is now reading it."""
+        read = BulkRead(view.arena, np.unique(view.byte_indices()), loc)
+        self.stores.append(read)
+        view.arena.bulk_reads.append(read)
+
+    def stores_waited(self, pendings: int) -> None:
+        """``async_descriptor_store_wait(pendings)``: all but the newest ``pendings``
+        stores have read their sources."""
+        done = self.stores[:max(len(self.stores) - pendings, 0)]
+        self.stores = self.stores[len(done):]
+        for read in done:
+            read.arena.bulk_reads.remove(read)
 
 
 def _settle(copy: PendingCopy) -> None:

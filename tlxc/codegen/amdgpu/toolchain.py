@@ -46,7 +46,6 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -460,11 +459,13 @@ def link_hsaco(obj: bytes) -> bytes:
             raise LdLldNotFound()
         raise LdLldNotFound(f"ld.lld {older.version} ({older.path}) cannot link AMDGPU code object v{version}: "
                             f"LLD {need} or newer is needed")
-    with tempfile.TemporaryDirectory(prefix="tlxc-lld-") as d:
+    from ...runtime.child import run_tool, tool_dir
+
+    with tool_dir("tlxc-lld-") as d:
         src, out = os.path.join(d, "kernel.o"), os.path.join(d, "kernel.hsaco")
         with open(src, "wb") as f:
             f.write(obj)
-        proc = subprocess.run([linker.path, "-shared", src, "-o", out], capture_output=True, text=True)
+        proc = run_tool([linker.path, "-shared", src, "-o", out])
         if proc.returncode != 0:
             raise CompilationError("TLXC-TOOL-002", f"ld.lld failed: {(proc.stdout + proc.stderr).strip()}")
         with open(out, "rb") as f:

@@ -12,8 +12,9 @@ CUtensorMap in global scratch, and its swizzle is kept in its type, not in ``tma
 
 One block may take several messages: with a swizzle, one message moves at most one swizzle
 span of the inner dim (``tma_box``), so a wider block is one message per column block of
-the buffer's NVMMA layout; the destination of each is where the buffer's layout puts the
-message's first element. Only thread 0 issues; loads complete on the mbarrier
+the buffer's NVMMA layout; a block dimension over 256 elements (TLX allows [1, 8192]) is
+one message per 256 (``_check_split`` says which blocks split cleanly); the destination of
+each is where the buffer's layout puts the message's first element. Only thread 0 issues; loads complete on the mbarrier
 (``complete_tx``), stores in a bulk group that ``tma_store_wait`` (thread 0, then a CTA
 barrier so no thread refills the buffer early) waits for.
 """
@@ -26,8 +27,9 @@ from ...errors import CompilationError
 from ...ir import ops
 from ...ir.core import BlockArgument, Operation, Value
 from ...ir.layout.wgmma import smem_byte_offset, tma_swizzle_of
+from ...ir.passes.buffer_layouts import is_plain
 from ...ir.types import MemDescType, TensorDescType
-from ...runtime.tma import tma_box
+from ...runtime.tma import MAX_BOX, tma_box
 from . import instructions as insn
 from .emitter import Emitter, lowers
 from .lower_sync import cta_barrier, thread0
@@ -64,6 +66,27 @@ def _swizzle(e: Emitter, op: Operation, desc: Value, buf: MemDescType) -> int:
                                                "descriptor has one swizzle", op.loc,
                                "give the buffers the same inner dimension size")
     return swizzle
+
+
+def _check_split(op: Operation, dt: TensorDescType, buf: MemDescType, swizzle: int) -> None:
+    """A block dimension over the 256-element box limit is copied in slabs of 256 (as TLX
+    does). One message writes its box densely (row-major, then swizzled), so a slab must be
+    a dense piece of the buffer: that holds when the split dimension is the only one over
+    the limit and every dimension before it is 1 -- a slab is then a run of whole rows of
+    the block, contiguous in a row-major buffer and whole swizzle atoms in an NVMMA one.
+    Other splits would need a box per row; they are refused rather than miscopied."""
+    block = dt.block_shape
+    wide = [d for d, n in enumerate(block) if n > MAX_BOX]
+    if not wide:
+        return
+    d = wide[0]
+    if len(wide) > 1 or any(n != 1 for n in block[:d]) or (
+            tuple(buf.buf_shape) != tuple(block) and not is_plain(buf.layout, buf.buf_shape, buf.element.bits)):
+        raise CompilationError("TLXC-TLX-003", f"TMA block {list(block)}: dimension {d} is over the hardware's "
+                                               f"{MAX_BOX} elements per message, and tlxc splits a block into "
+                                               "messages only along one dimension with every dimension before it 1",
+                               op.loc, f"use a block with at most {MAX_BOX} elements per dimension, or one such as "
+                                       f"[1, {block[d]}] whose leading dimensions are 1")
 
 
 def _messages(dt: TensorDescType, buf: MemDescType, swizzle: int) -> list[tuple[tuple[int, ...], int]]:
@@ -112,6 +135,7 @@ def tma_load(e: Emitter, op: Operation) -> None:
     dt: TensorDescType = desc.type  # type: ignore[assignment]
     buf: MemDescType = buf_v.type  # type: ignore[assignment]
     swizzle = _swizzle(e, op, desc, buf)
+    _check_split(op, dt, buf, swizzle)
     pred = op.operand("pred")
     p = thread0(e, e.get(pred).regs[0] if pred is not None else None)
     d, base, bar = e.get(desc).regs[0], e.get(buf_v).regs[0], e.get(bar_v).regs[0]
@@ -128,6 +152,7 @@ def tma_store(e: Emitter, op: Operation) -> None:
     dt: TensorDescType = desc.type  # type: ignore[assignment]
     buf: MemDescType = buf_v.type  # type: ignore[assignment]
     swizzle = _swizzle(e, op, desc, buf)
+    _check_split(op, dt, buf, swizzle)
     p = thread0(e)
     d, base = e.get(desc).regs[0], e.get(buf_v).regs[0]
     coords = list(op.operands[2:])

@@ -1,22 +1,20 @@
 """Running NVIDIA's tools: ptxas (PTX -> cubin, with the resource figures) and nvdisasm
 (cubin -> SASS).
 
-ptxas is found by the runtime's search (``tlxc.runtime.ptxas``: ``TLXC_PTXAS``, PATH,
-CUDA_HOME, /usr/local/cuda, the ``nvidia-cuda-nvcc`` wheel); nvdisasm beside it or in the
-same places. Missing tools are not an error until a cubin or SASS is asked for.
+Both are found by the runtime's search (``tlxc.runtime.ptxas``: ``TLXC_PTXAS`` /
+``TLXC_NVDISASM``, PATH, CUDA_HOME, /usr/local/cuda, NVIDIA's wheels: ``nvidia-cuda-nvcc``
+for ptxas, ``nvidia-cuda-nvdisasm`` for nvdisasm); nvdisasm also beside the ptxas found.
+Missing tools are not an error until a cubin or SASS is asked for.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ...errors import CompilationError
+from ...runtime.child import run_tool, tool_dir
 
 
 class ToolNotFound(CompilationError):
@@ -26,27 +24,12 @@ class ToolNotFound(CompilationError):
                               f"or point TLXC_{tool.upper()} at it")
 
 
-@lru_cache(maxsize=None)
 def find_tool(name: str) -> str | None:
-    """Path of ``ptxas`` or ``nvdisasm``, or None. ptxas is found the way the runtime
-    finds it (one search for both); nvdisasm beside it or in the same places."""
-    from ...runtime.ptxas import find_ptxas
+    """Path of ``ptxas`` or ``nvdisasm``, or None: one search, the runtime's
+    (``tlxc.runtime.ptxas.find_nvidia_tool``), for both."""
+    from ...runtime.ptxas import find_nvidia_tool
 
-    ptxas_path = find_ptxas()
-    if name == "ptxas":
-        return ptxas_path
-    explicit = os.environ.get(f"TLXC_{name.upper()}")
-    candidates = [explicit] if explicit else []
-    if ptxas_path:
-        candidates.append(os.path.join(os.path.dirname(ptxas_path), name))
-    for env in ("CUDA_HOME", "CUDA_PATH"):
-        if os.environ.get(env):
-            candidates.append(os.path.join(os.environ[env], "bin", name))
-    candidates += [shutil.which(name) or "", os.path.join("/usr/local/cuda/bin", name)]
-    for c in candidates:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return c
-    return None
+    return find_nvidia_tool(name)
 
 
 @dataclass(frozen=True)
@@ -74,13 +57,13 @@ def ptxas(ptx: str, arch: str, opt_level: int = 3, extra: tuple[str, ...] = ()) 
     exe = find_tool("ptxas")
     if exe is None:
         raise ToolNotFound("ptxas")
-    with tempfile.TemporaryDirectory(prefix="tlxc-ptxas-") as d:
+    with tool_dir("tlxc-ptxas-") as d:
         src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
         with open(src, "w") as f:
             f.write(ptx)
         cmd = [exe, f"-arch={arch}", f"-O{opt_level}", "-v", *extra, src, "-o", out]
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = run_tool(cmd)
         seconds = time.perf_counter() - t0
         log = proc.stdout + proc.stderr
         if proc.returncode != 0:
@@ -101,11 +84,11 @@ def nvdisasm(cubin: bytes) -> str:
     exe = find_tool("nvdisasm")
     if exe is None:
         raise ToolNotFound("nvdisasm")
-    with tempfile.TemporaryDirectory(prefix="tlxc-nvdisasm-") as d:
+    with tool_dir("tlxc-nvdisasm-") as d:
         path = os.path.join(d, "k.cubin")
         with open(path, "wb") as f:
             f.write(cubin)
-        proc = subprocess.run([exe, "-c", "-g", path], capture_output=True, text=True)
+        proc = run_tool([exe, "-c", "-g", path])
         if proc.returncode != 0:
             raise CompilationError("TLXC-TOOL-002", f"nvdisasm failed: {proc.stderr.strip()}")
         return proc.stdout

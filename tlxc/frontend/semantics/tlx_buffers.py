@@ -168,14 +168,23 @@ def local_trans(ctx: Ctx, input: Any, dims: Any = (1, 0)) -> Handle:
 
 @rule("tlx.local_reinterpret")
 def local_reinterpret(ctx: Ctx, src: Any, dtype: Any, shape: Any = None, layout: Any = None) -> Handle:
-    t = buffer(src, "local_reinterpret's buffer", array=False)
+    t = buffer(src, "local_reinterpret's buffer")
     element = dtype_arg(dtype)
     if not isinstance(element, DType):
         fail(BUF, "buffers hold numbers, not pointers")
+    nbytes = t.nbytes * max(t.num, 1)
+    if t.num:  # TLX reinterprets a whole multi-buffered allocation: its buffers lie back to back
+        if unwrap(shape) is None:
+            fail(BUF, f"local_reinterpret of an array of {t.num} buffers needs the shape of the whole allocation",
+                 "give shape=[...] (one buffer covering all of them), or index the array first: buf[i]")
+        if t.storage != "smem":
+            fail(BUF, "local_reinterpret of a whole array of buffers works on shared memory only",
+                 "index the array first: buf[i]")
     dims = const_shape(shape, "shape") if unwrap(shape) is not None else t.buf_shape
     rt = MemDescType(dims, element, 0, t.storage)
-    if rt.nbytes > t.nbytes:
-        fail(BUF, f"a {element!r} buffer of shape {list(dims)} needs {rt.nbytes} bytes; the source has {t.nbytes}")
+    if rt.nbytes > nbytes:
+        what = f"the {t.num} source buffers have" if t.num else "the source has"
+        fail(BUF, f"a {element!r} buffer of shape {list(dims)} needs {rt.nbytes} bytes; {what} {nbytes}")
     if unwrap(layout) is not None:
         fail(BUF, "local_reinterpret(layout=...) is not supported by tlxc yet")
     return Handle(ctx.b.value(ops.LocalReinterpretOp, [unwrap(src).handle], rt))

@@ -38,6 +38,15 @@ def one_barrier(v: Any, what: str = "the barrier") -> Handle:
     return v
 
 
+def _single(ctx: Ctx, v: Any) -> Any:
+    """An array of one mbarrier (``tlx.alloc_barriers(1)``) as its one element, which TLX
+    takes where it wants a barrier for a TMA load; other values unchanged."""
+    u = unwrap(v)
+    if isinstance(u, Handle) and isinstance(u.type, BarrierType) and u.type.num == 1:
+        return Handle(ctx.b.value(ops.BarrierViewOp, [u.handle, constant(ctx, 0, int32).handle], u.type.single()))
+    return v
+
+
 def _pred(ctx: Ctx, pred: Any) -> Any:
     pred = unwrap(pred)
     if pred is None:
@@ -228,12 +237,13 @@ def _coords(ctx: Ctx, offsets: Any, rank: int) -> list[Any]:
 
 
 def check_block(shape: tuple[int, ...], element: DType) -> None:
-    """What TMA can copy: rank 1..5, each block dim <= 256, the inner dim >= 16 bytes."""
+    """What a tensor descriptor's block can be: rank 1..5, the inner dim >= 16 bytes.
+
+    A block dimension over NVIDIA's 256-element box limit is fine here, as in TLX: the TMA
+    lowering splits such a block into several messages (lower_tma.py), and AMD targets
+    turn descriptors into masked pointer accesses, which have no box at all."""
     if not 1 <= len(shape) <= 5:
         fail(TMA, f"TMA blocks have 1 to 5 dimensions, got {len(shape)}")
-    for d, n in enumerate(shape):
-        if n > 256:
-            fail(TMA, f"TMA block dimension {d} is {n} elements; the hardware copies at most 256 per dimension")
     inner = shape[-1] * element.bits // 8
     if inner < 16:
         fail(TMA, f"the inner block dimension is {shape[-1]} x {element.itemsize} = {inner} bytes; TMA needs at "
@@ -264,7 +274,7 @@ def async_descriptor_load(ctx: Ctx, desc: Any, result: Any, offsets: Any, barrie
     d = descriptor(desc)
     dt: TensorDescType = d.type  # type: ignore[assignment]
     buf = _matching_buffer(dt, result, "async_descriptor_load's destination")
-    bar = one_barrier(barrier, "async_descriptor_load's barrier")
+    bar = one_barrier(_single(ctx, barrier), "async_descriptor_load's barrier")
     if unwrap(multicast_targets) not in ((), [], None) or unwrap(two_ctas):
         fail("TLXC-TLX-005", "multicast and two-CTA TMA need clusters, which tlxc does not support yet")
     coords = _coords(ctx, offsets, len(dt.block_shape))

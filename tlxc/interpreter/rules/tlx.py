@@ -127,8 +127,10 @@ def _local_load(op: Operation, state: LaunchState) -> Fn:
 
 @evaluates(M.LocalStoreOp)
 def _local_store(op: Operation, state: LaunchState) -> Fn:
+    loc = op.loc
+
     def store(buf: View, value: np.ndarray) -> None:
-        buf.write(value)
+        buf.write(value, what="local_store", loc=loc)
 
     return store
 
@@ -223,7 +225,7 @@ def _barrier_wait(op: Operation, state: LaunchState) -> Fn:
     return _predicated(op, wait)
 
 
-@evaluates(B.NamedBarrierWaitOp, B.NamedBarrierArriveOp, B.FenceOp, C.TmaStoreWaitOp)
+@evaluates(B.NamedBarrierWaitOp, B.NamedBarrierArriveOp, B.FenceOp)
 def _nothing(op: Operation, state: LaunchState) -> Fn:
     # one program runs as a whole: its threads are always in step
     return lambda *args: None
@@ -241,7 +243,7 @@ def _async_load(op: Operation, state: LaunchState) -> Fn:
         if mask is not None and other is None:
             other = np.zeros(ptr.shape, dt)
         value = load(ptr, mask, other, dt, loc)
-        idx = buf.write(value, PENDING)
+        idx = buf.write(value, PENDING, "async_load", loc)
         state.onchip.open_group.append(PendingCopy(buf.arena, idx, loc))
 
     if has_mask and has_other:
@@ -313,7 +315,7 @@ def _tma_load(op: Operation, state: LaunchState) -> Fn:
 
     def load(desc: Any, buf: View, bar: Barrier, *coords: np.ndarray) -> None:
         block = _descriptors().read_block(memory, desc, tuple(int(c) for c in coords), loc)
-        idx = buf.write(block.reshape(buf.shape), PENDING)
+        idx = buf.write(block.reshape(buf.shape), PENDING, "async_descriptor_load", loc)
         state.onchip.tma.append(PendingCopy(buf.arena, idx, loc, bar, bar.completed))
         bar.complete_tx(int(idx.size))
 
@@ -330,8 +332,15 @@ def _tma_store(op: Operation, state: LaunchState) -> Fn:
         check_readable(buf, "async_descriptor_store", loc)
         block = buf.read().reshape(desc.block_shape)
         _descriptors().write_block(memory, desc, tuple(int(c) for c in coords), block, loc, reduce)
+        state.onchip.store_started(buf, loc)
 
     return store
+
+
+@evaluates(C.TmaStoreWaitOp)
+def _tma_store_wait(op: Operation, state: LaunchState) -> Fn:
+    n = op.attrs["pendings"]
+    return lambda *args: state.onchip.stores_waited(n)
 
 
 @evaluates(C.DescriptorLoadOp)

@@ -168,8 +168,8 @@ class LocalTransOp(Operation):
 
 @register
 class LocalReinterpretOp(Operation):
-    """The bytes of one buffer seen with another element type and shape (same or fewer
-    bytes)."""
+    """The bytes of one buffer, or of a whole array of buffers (which lie back to back),
+    seen as one buffer of another element type and shape (same or fewer bytes)."""
 
     NAME = "local_reinterpret"
     OPERANDS = ("buf",)
@@ -177,9 +177,9 @@ class LocalReinterpretOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        src = memdesc(self, self.operands[0].type, "the source", array=False)
+        src = memdesc(self, self.operands[0].type, "the source")
         dst = memdesc(self, self.result.type, "the result", array=False)
-        if dst.nbytes > src.nbytes or dst.storage != src.storage:
+        if dst.nbytes > src.nbytes * max(src.num, 1) or dst.storage != src.storage:
             fail(self, f"{dst} does not fit in the bytes of {src}")
 
 
