@@ -77,3 +77,52 @@ def k(out, B: tl.constexpr):
     out = np.zeros(16, np.int32)
     mod.k.interpret[(1,)](out, B=4)
     assert out.reshape(4, 4).tolist() == [[5, 7, 0, 0], [7, 7, 0, 0], [7, 7, 0, 0], [7, 7, 0, 0]]
+
+
+# -- a if c else b -------------------------------------------------------------------------------
+IFEXP_TILE_COND = """
+@tlxc.jit
+def k(out, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    v = offs if offs < 3 else offs + 1  # HERE
+    tl.store(out + offs, v)
+"""
+
+
+def test_ifexp_refuses_a_tile_condition(load_kernels: Any) -> None:
+    err = _error(load_kernels, IFEXP_TILE_COND, "*i32", B=16)
+    assert err.code == "TLXC-TYPE-001" and "'a if c else b' must be a scalar" in err.message
+    assert "tl.where" in err.help
+    assert err.loc is not None and err.loc.line == _line_of(IFEXP_TILE_COND, "# HERE")
+    assert err.loc.col == 16  # the condition (0-based)
+
+
+IFEXP_SCALAR = """
+@tlxc.jit
+def k(out, n, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    v = offs * n if n > 3 else offs - n
+    tl.store(out + offs, v)
+"""
+
+
+@pytest.mark.parametrize("n,expected", [(5, [0, 5, 10, 15]), (2, [-2, -1, 0, 1])])
+def test_ifexp_on_a_runtime_scalar(load_kernels: Any, n: int, expected: list[int]) -> None:
+    out = np.zeros(4, np.int32)
+    load_kernels(IFEXP_SCALAR).k.interpret[(1,)](out, n, B=4)
+    assert out.tolist() == expected
+
+
+def test_ifexp_on_a_thread_dependent_scalar_branches_divergently(load_kernels: Any) -> None:
+    mod = load_kernels("""
+import tlxc.tlx as tlx
+
+@tlxc.jit
+def k(out, n):
+    t = tlx.thread_id(0)
+    v = n * 2 if t < 40 else n + 100
+    tl.store(out + t, v)
+""")
+    ptx = mod.k.compile("*i32,i32", arch="sm_90a").asm["ptx"]
+    branches = [line.strip() for line in ptx.splitlines() if "bra" in line and "@" in line]
+    assert branches and all(" bra " in b and "bra.uni" not in b for b in branches), branches

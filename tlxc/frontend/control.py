@@ -175,6 +175,9 @@ class ControlFlowMixin(_Base):
         if is_constexpr(cond):
             return self.visit(node.body if cond else node.orelse)
         c = arith.to_bool(self.ctx, cond)
+        if c.shape:  # Triton builds an scf.if on it, which its verifier refuses
+            raise self.error(node.test, "TLXC-TYPE-001", f"the condition of 'a if c else b' must be a scalar, got "
+                             f"{describe(c)}", "use tl.where(c, a, b) to choose elementwise")
         values, blocks = [], []
         for expr in (node.body, node.orelse):
             block = Block()
