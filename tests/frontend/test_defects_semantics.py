@@ -126,3 +126,71 @@ def k(out, n):
     ptx = mod.k.compile("*i32,i32", arch="sm_90a").asm["ptx"]
     branches = [line.strip() for line in ptx.splitlines() if "bra" in line and "@" in line]
     assert branches and all(" bra " in b and "bra.uni" not in b for b in branches), branches
+
+
+# -- tl.sum's accumulation type ------------------------------------------------------------------
+SUM_DTYPE = """
+@tlxc.jit
+def k(x, out, B: tl.constexpr, D: tl.constexpr, W: tl.constexpr):
+    s = tl.sum(tl.load(x + tl.arange(0, B)), axis=0, dtype=D)
+    tl.static_assert(s.dtype == W, "sum dtype")
+    tl.store(out, s)
+"""
+
+
+@pytest.mark.parametrize("x,d,want", [
+    ("fp16", None, "float16"), ("bf16", None, "float32"), ("bf16", "bfloat16", "float32"),
+    ("fp32", None, "float32"), ("i8", None, "int32"), ("i16", None, "int32"), ("u8", None, "uint32"),
+    ("u16", None, "uint32"), ("i1", None, "uint32"), ("i64", None, "int64"), ("fp16", "float32", "float32"),
+    ("i8", "int8", "int8"),
+])
+def test_sum_dtype_is_tritons(load_kernels: Any, x: str, d: str | None, want: str) -> None:
+    import tlxc.language as tl
+
+    mod = load_kernels(SUM_DTYPE)
+    dt = getattr(tl, d) if d else None
+    ir = mod.k.compile(f"*{x},*{x}", {"B": 16, "D": dt, "W": getattr(tl, want)}).asm["ir"]
+    reduce_line = next(line for line in ir.splitlines() if "reduce" in line)
+    short = {"float16": "f16", "float32": "f32", "int32": "i32", "uint32": "u32", "int64": "i64", "int8": "i8"}
+    assert f"}} : {short[want]} loc(" in reduce_line, reduce_line
+
+
+def _f16_pairwise(v: np.ndarray) -> np.float16:
+    while len(v) > 1:
+        v = (v[: len(v) // 2].astype(np.float64) + v[len(v) // 2:].astype(np.float64)).astype(np.float16)
+    return v[0]
+
+
+def test_fp16_sum_adds_in_fp16_in_the_interpreter(load_kernels: Any) -> None:
+    import tlxc.language as tl
+
+    mod = load_kernels(SUM_DTYPE)
+    x = np.array([2048.0] + [1.0] * 15, np.float16)  # 2048 + 1 rounds back to 2048 in fp16
+    out = np.zeros(1, np.float16)
+    mod.k.interpret[(1,)](x, out, B=16, D=None, W=tl.float16)
+    assert out[0] == _f16_pairwise(x) == np.float16(2062.0)  # an fp32 accumulation gives 2063 -> 2064
+    assert np.float16(np.sum(x.astype(np.float32))) == np.float16(2064.0)
+
+
+def test_bf16_sum_accumulates_in_fp32_in_the_interpreter(load_kernels: Any) -> None:
+    import ml_dtypes
+
+    import tlxc.language as tl
+
+    mod = load_kernels(SUM_DTYPE)
+    x = np.array([256.0] + [1.0] * 15, ml_dtypes.bfloat16)  # bf16 adds would lose every 1
+    out = np.zeros(1, ml_dtypes.bfloat16)
+    mod.k.interpret[(1,)](x, out, B=16, D=None, W=tl.float32)
+    assert float(out[0]) == 272.0
+
+
+def test_sum_accumulation_on_both_targets(load_kernels: Any) -> None:
+    import tlxc.language as tl
+
+    mod = load_kernels(SUM_DTYPE)
+    ptx = mod.k.compile("*bf16,*bf16", {"B": 128, "D": None, "W": tl.float32}, arch="sm_90a").asm["ptx"]
+    assert "add.f32" in ptx and "add.bf16" not in ptx and "add.rn.bf16" not in ptx
+    llir = mod.k.compile("*fp16,*fp16", {"B": 128, "D": None, "W": tl.float16}, arch="gfx950").asm["llir"]
+    adds = [i for i, line in enumerate(llir.splitlines()) if "fadd float" in line]
+    lines = llir.splitlines()
+    assert adds and all("fptrunc float" in lines[i + 1] for i in adds), "each f32 add rounds back to f16"
