@@ -278,10 +278,12 @@ class ControlFlowMixin(_Base):
             raise self.error(node.target, "TLXC-SYNTAX-001", "the loop variable of a range loop must be a name")
         iv_name = node.target.id
         livein = dict(self.scope)
-        carried = self._carried_names(node, livein, [lb.type], lambda blk: {iv_name: Tensor(blk.args[0])},
-                                      node.body)
+        carried = self._loop_carried(node, livein, [lb.type], lambda blk: {iv_name: Tensor(blk.args[0])},
+                                     node.body)
         inits = self._loop_inits(carried, livein)
         init_handles, rebuilds = self._flatten_all(inits)
+        if self.loops.dry:
+            return self._dry_loop_exit(livein, carried, init_handles, rebuilds)
         body = Block([lb.type] + [h.type for h in init_handles], [iv_name] + self._hints(carried, rebuilds))
         self.scope = dict(livein)
         self.scope[iv_name] = Tensor(body.args[0])
@@ -302,9 +304,13 @@ class ControlFlowMixin(_Base):
         if contains_return(node):
             raise self.error(node, "TLXC-SYNTAX-001", "return inside a loop is not supported")
         livein = dict(self.scope)
-        carried = self._carried_names(node, livein, [], lambda blk: {}, node.body)
+        if self.loops.dry and self._constant_false_condition(node.test, livein):
+            return None  # the loop never runs: what the real visit below finds too
+        carried = self._loop_carried(node, livein, [], lambda blk: {}, node.body)
         inits = self._loop_inits(carried, livein)
         init_handles, rebuilds = self._flatten_all(inits)
+        if self.loops.dry:
+            return self._dry_loop_exit(livein, carried, init_handles, rebuilds)
         types = [h.type for h in init_handles]
         before = Block(types, self._hints(carried, rebuilds))
         self.scope = dict(livein)
@@ -334,6 +340,36 @@ class ControlFlowMixin(_Base):
         self._bind_carried(carried, rebuilds, list(op.results))
 
     # -- loop helpers -------------------------------------------------------------------------------
+    # Which names a loop carries is found by a dry run of its body (below). Done naively, a
+    # loop nested d deep is visited 2**d times: each enclosing loop's dry run and real run
+    # visit it, and each of those visits runs its own dry run. Two rules keep it linear:
+    # inside a dry run a loop is visited once (its dry run) and leaves fresh values of the
+    # carried types, which is all an enclosing dry run needs; and the answer is remembered
+    # per loop and per scope it starts in (types, constants, which names share a value), so
+    # the real visit that follows finds it without a second dry run.
+    def _loop_carried(self, node: ast.AST, livein: dict[str, Any], arg_types: list, bind: Any,
+                      body: list[ast.stmt]) -> list[str]:
+        key = self.loops.key(node, livein)
+        if key is not None and key in self.loops.carried:
+            return self.loops.carried[key]
+        names = self._carried_names(node, livein, arg_types, bind, body)
+        if key is not None:
+            self.loops.carried[key] = names
+        return names
+
+    def _dry_loop_exit(self, livein: dict[str, Any], carried: list[str], init_handles: list, rebuilds: list) -> None:
+        """A loop met inside an enclosing loop's dry run: its carried names get fresh values of
+        their types, as the results of the real loop op would be."""
+        self.scope = livein
+        self._bind_carried(carried, rebuilds, Block([h.type for h in init_handles]).args)
+
+    def _constant_false_condition(self, test: ast.expr, livein: dict[str, Any]) -> bool:
+        self.scope = dict(livein)
+        with self.builder.at_end(Block()):
+            cond = self.visit(test)
+        self.scope = livein
+        return is_constexpr(cond) and not cond
+
     def _carried_names(self, node: ast.AST, livein: dict[str, Any], arg_types: list, bind: Any,
                        body: list[ast.stmt]) -> list[str]:
         """Names the body reassigns that are live before the loop (found by a dry run whose
@@ -342,11 +378,13 @@ class ControlFlowMixin(_Base):
         self.scope = dict(livein)
         self.scope.update(bind(dry))
         self.loop_depth += 1
+        self.loops.dry += 1
         try:
             with self.builder.at_end(dry):
                 self.visit_block(body)
         finally:
             self.loop_depth -= 1
+            self.loops.dry -= 1
         after = self.scope
         self.scope = dict(livein)
         for op in reversed(list(dry.ops)):

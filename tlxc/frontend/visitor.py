@@ -22,6 +22,7 @@ from ..ir.types import AliasSpecType, MemDescType, TensorDescType
 from ..language.core import Builtin, constexpr
 from .calls import BoundMethod, CallMixin
 from .control import ControlFlowMixin
+from .scope import LoopMemo
 from .semantics import TENSOR_METHODS, Ctx, arith, shape
 from .semantics.base import is_number, to_tensor
 from .source import FunctionSource
@@ -61,7 +62,8 @@ class CodeGenerator(ControlFlowMixin, CallMixin, ast.NodeVisitor):
     """Builds the IR of one function body (a kernel, or a function being inlined)."""
 
     def __init__(self, src: FunctionSource, builder: Builder, scope: dict[str, Any],
-                 inline_depth: int = 0, used_globals: dict[str, Any] | None = None) -> None:
+                 inline_depth: int = 0, used_globals: dict[str, Any] | None = None,
+                 loops: LoopMemo | None = None) -> None:
         self.src = src
         self.builder = builder
         self.ctx = Ctx(builder)
@@ -71,6 +73,7 @@ class CodeGenerator(ControlFlowMixin, CallMixin, ast.NodeVisitor):
         self.returned = False
         self.ret: Any = None
         self.loop_depth = 0
+        self.loops = loops if loops is not None else LoopMemo()
         # where each name was last assigned: loop-carried type errors point there
         self.def_locs: dict[str, ast.AST] = {}
 
