@@ -41,10 +41,38 @@ _RANGE_OPTIONS = ("num_stages", "loop_unroll_factor")
 _RANGE_FLAGS = ("warp_specialize",)
 
 
+# The scope entry of the return flag (no Python name can clash with it).
+_EXIT = "<returned>"
+
+
+def always_returns(stmts: list[ast.stmt]) -> bool:
+    """Whether every path through ``stmts`` ends in a return (as far as syntax tells)."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.Return):
+            return True
+        if isinstance(stmt, ast.If) and always_returns(stmt.body) and always_returns(stmt.orelse):
+            return True
+    return False
+
+
+def valueless_returns(stmts: list[ast.stmt]) -> bool:
+    """Whether every ``return`` in ``stmts`` returns nothing (``return`` or ``return None``)."""
+    for stmt in stmts:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Return) and n.value is not None and not (
+                    isinstance(n.value, ast.Constant) and n.value.value is None):
+                return False
+    return True
+
+
 class ControlFlowMixin(_Base):
+    exit_flag = False  # statements are under a return flag (_if_with_return_flagged)
+
     # -- statement lists and return ---------------------------------------------------------------
     def visit_block(self, stmts: list[ast.stmt]) -> bool:
         """Visit statements in order; True when they ended the function (a return)."""
+        if self.exit_flag:
+            return self._visit_block_flagged(stmts)
         for i, stmt in enumerate(stmts):
             if isinstance(stmt, ast.If) and contains_return(stmt):
                 self.if_with_return(stmt, stmts[i + 1:])
@@ -73,6 +101,9 @@ class ControlFlowMixin(_Base):
             self.returned = True
             return
         c = arith.to_bool(self.ctx, cond)
+        if rest and not always_returns(node.body) and not always_returns(node.orelse) \
+                and valueless_returns([node] + rest):
+            return self._if_with_return_flagged(node, c, rest)
         saved = dict(self.scope)
         results = []
         blocks = []
@@ -101,6 +132,53 @@ class ControlFlowMixin(_Base):
         self.ret = self._build_if(node, c, blocks, [a, b])
         self.returned = True
 
+    # Copying the statements after an ``if`` into both of its branches is exponential when
+    # both branches may fall through to them and they hold such ifs again (``if c: if d:
+    # return``, n times: 2**n copies). There, with returns that carry no value, a flag
+    # tells whether the function has returned: a return sets it, the if yields it, and
+    # the statements that follow run once, under ``if not flag``.
+    def _if_with_return_flagged(self, node: ast.If, c: Tensor, rest: list[ast.stmt]) -> None:
+        self.scope[_EXIT] = False
+        self.exit_flag = True
+        try:
+            self._runtime_if(node, c)
+        finally:
+            self.exit_flag = False
+        flag = self.scope.pop(_EXIT)
+        if is_constexpr(flag):  # every return was in a branch folded away
+            if not flag:
+                self.visit_block(rest)
+        else:
+            block = Block()
+            saved = dict(self.scope)
+            with self.builder.at_end(block):
+                self.visit_block(rest)
+            self.scope = saved
+            self._build_if(node, arith.logical_not(self.ctx, flag), [block, Block()], [(), ()])
+        self.ret, self.returned = None, True
+
+    def _visit_block_flagged(self, stmts: list[ast.stmt]) -> bool:
+        """Statements in a branch under a return flag: a return sets the flag; what follows
+        an ``if`` that may have returned runs under ``if not flag``."""
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, ast.Return):
+                if self.loop_depth:
+                    self.visit_Return(stmt)  # reports it
+                self.scope[_EXIT] = True
+                return False
+            self.visit(stmt)
+            if i + 1 < len(stmts) and contains_return(stmt):
+                flag = self.scope[_EXIT]
+                if is_constexpr(flag):
+                    if flag:
+                        return False
+                    continue
+                guard = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=ast.Name(id=_EXIT, ctx=ast.Load())),
+                               body=stmts[i + 1:], orelse=[])
+                self.visit_If(ast.copy_location(guard, stmts[i + 1]))
+                return False
+        return False
+
     def sanitize_yield(self, v: Any) -> Any:
         """Numbers that leave a runtime region become runtime values."""
         if isinstance(v, tuple):
@@ -125,6 +203,9 @@ class ControlFlowMixin(_Base):
             self.visit_block(node.body if cond else node.orelse)
             return
         c = arith.to_bool(self.ctx, cond)
+        self._runtime_if(node, c)
+
+    def _runtime_if(self, node: ast.If, c: Tensor) -> None:
         if c.shape:
             raise self.error(node.test, "TLXC-TYPE-001", f"an if condition must be a scalar, got {describe(c)}",
                              "use tl.where for elementwise choices")
@@ -135,6 +216,8 @@ class ControlFlowMixin(_Base):
             self.scope = dict(livein)
             with self.builder.at_end(block):
                 self.visit_block(stmts)
+            if self.exit_flag and self.scope.get(_EXIT) is True:
+                self.scope = {**livein, _EXIT: True}  # what a branch that returned assigned is dead
             scopes.append(self.scope)
             blocks.append(block)
         self.scope = livein
