@@ -194,3 +194,37 @@ def test_sum_accumulation_on_both_targets(load_kernels: Any) -> None:
     adds = [i for i, line in enumerate(llir.splitlines()) if "fadd float" in line]
     lines = llir.splitlines()
     assert adds and all("fptrunc float" in lines[i + 1] for i in adds), "each f32 add rounds back to f16"
+
+
+# -- globals that can change in place ----------------------------------------------------------------
+@pytest.mark.parametrize("definition,kind", [
+    ("SIZES = [1, 2]", "list"), ("SIZES = {0: 1, 1: 2}", "dict"), ("SIZES = tl.constexpr([1, 2])", "list"),
+    ("SIZES = (1, [2])", "tuple holding a list"),
+])
+def test_mutable_globals_are_refused(load_kernels: Any, definition: str, kind: str) -> None:
+    source = definition + """
+
+@tlxc.jit
+def k(out):
+    tl.store(out, SIZES[1])  # HERE
+"""
+    err = _error(load_kernels, source, "*i32")
+    assert err.code == "TLXC-CONSTEXPR-001", str(err)
+    assert f"'SIZES' is a {kind} from outside the kernel" in err.message
+    assert err.loc is not None and err.loc.line == _line_of(source, "# HERE") and err.loc.col == 18
+
+
+def test_tuple_globals_still_recompile_when_rebound(load_kernels: Any) -> None:
+    mod = load_kernels("""
+SIZES = (1, 2)
+
+@tlxc.jit
+def k(out):
+    tl.store(out, SIZES[1])
+""")
+    out = np.zeros(1, np.int32)
+    mod.k.interpret[(1,)](out)
+    assert out[0] == 2
+    mod.SIZES = (1, 7)
+    mod.k.interpret[(1,)](out)
+    assert out[0] == 7

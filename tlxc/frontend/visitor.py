@@ -116,6 +116,15 @@ class CodeGenerator(ControlFlowMixin, CallMixin, ast.NodeVisitor):
         for table in (self.src.closure, self.src.globals):
             if name in table:
                 value = table[name]
+                if _mutable(value):
+                    # A variant is compiled with the value it read and reused while the global is
+                    # the same object; a list or dict changed in place would leave it stale. Triton
+                    # refuses every global that is not a tl.constexpr; tlxc keys its cache on numbers,
+                    # strings and tuples and refuses what can change in place.
+                    raise self.error(node, "TLXC-CONSTEXPR-001", f"'{name}' is a {_mutable(value)} from outside "
+                                     "the kernel, which can change in place without the kernel recompiling",
+                                     "make it a tuple (NAME = (1, 2, 3)), or pass the values as tl.constexpr "
+                                     "arguments")
                 if isinstance(value, (bool, int, float, str, tuple)) or isinstance(value, constexpr):
                     self.used_globals[f"{self.src.fn.__module__}.{name}"] = unwrap(value)
                 return unwrap(value)
@@ -389,6 +398,17 @@ class CodeGenerator(ControlFlowMixin, CallMixin, ast.NodeVisitor):
             misc.static_assert(self.ctx, cond, msg)
         else:
             misc.device_assert(self.ctx, cond, str(msg))
+
+
+def _mutable(value: Any) -> str:
+    """The kind of mutable container ``value`` is or holds (in tuples, in tl.constexpr), or ''."""
+    if isinstance(value, constexpr):
+        return _mutable(value.value)
+    if isinstance(value, (list, dict, set, bytearray)):
+        return type(value).__name__
+    if isinstance(value, tuple):
+        return next((f"tuple holding a {k}" for k in map(_mutable, value) if k), "")
+    return ""
 
 
 PY_BUILTINS: dict[str, Any] = {
