@@ -228,3 +228,25 @@ def k(out):
     mod.SIZES = (1, 7)
     mod.k.interpret[(1,)](out)
     assert out[0] == 7
+
+
+# -- tl.join of two scalars ----------------------------------------------------------------------
+JOIN_SCALARS = """
+@tlxc.jit
+def k(out, a, b):
+    j = tl.join(a, b * 2)
+    tl.static_assert(j.shape == (2,), "a tile of 2")
+    tl.store(out + tl.arange(0, 2), j)
+"""
+
+
+def test_join_of_two_scalars_in_the_interpreter(load_kernels: Any) -> None:
+    out = np.zeros(2, np.float32)
+    load_kernels(JOIN_SCALARS).k.interpret[(1,)](out, 3.5, 4.0)
+    assert out.tolist() == [3.5, 8.0]
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "gfx950"])
+def test_join_of_two_scalars_compiles(load_kernels: Any, arch: str) -> None:
+    asm = load_kernels(JOIN_SCALARS).k.compile("*fp32,fp32,fp32", arch=arch).asm
+    assert asm["ptx" if arch.startswith("sm") else "amdgcn"]
