@@ -250,3 +250,73 @@ def test_join_of_two_scalars_in_the_interpreter(load_kernels: Any) -> None:
 def test_join_of_two_scalars_compiles(load_kernels: Any, arch: str) -> None:
     asm = load_kernels(JOIN_SCALARS).k.compile("*fp32,fp32,fp32", arch=arch).asm
     assert asm["ptx" if arch.startswith("sm") else "amdgcn"]
+
+
+# -- valid Triton that used to be refused ------------------------------------------------------------
+def _swizzle_reference(i: int, j: int, size_i: int, size_j: int, size_g: int) -> tuple[int, int]:
+    ij = i * size_j + j
+    group = ij // (size_g * size_j)
+    off_i = group * size_g
+    rows = min(size_i - off_i, size_g)
+    return off_i + ij % rows, (ij % (size_g * size_j)) // rows
+
+
+SWIZZLE = """
+@tlxc.jit
+def k(out, size_i, size_j, size_g, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    ii = offs // 4
+    jj = offs % 4
+    ni, nj = tl.swizzle2d(ii, jj, size_i, size_j, size_g)
+    tl.store(out + offs * 2, ni)
+    tl.store(out + offs * 2 + 1, nj)
+    tl.static_assert(tl.swizzle2d(1, 2, 4, 4, 2) == (0, 3), "constants fold")
+"""
+
+
+def test_swizzle2d_matches_tritons_definition(load_kernels: Any) -> None:
+    mod = load_kernels(SWIZZLE)
+    out = np.zeros(32, np.int32)
+    mod.k.interpret[(1,)](out, 4, 4, 3, B=16)
+    got = [tuple(p) for p in out.reshape(16, 2).tolist()]
+    assert got == [_swizzle_reference(n // 4, n % 4, 4, 4, 3) for n in range(16)]
+    # Triton's docstring example: 4x4, groups of 2 rows
+    out2 = np.zeros(32, np.int32)
+    mod.k.interpret[(1,)](out2, 4, 4, 2, B=16)
+    new = np.zeros((4, 4), np.int32)
+    for n, (a, b) in enumerate(out2.reshape(16, 2).tolist()):
+        new[a, b] = n
+    assert new.tolist() == [[0, 2, 4, 6], [1, 3, 5, 7], [8, 10, 12, 14], [9, 11, 13, 15]]
+
+
+@pytest.mark.parametrize("factor,recorded", [(0, False), (1, False), (4, True)])
+def test_loop_unroll_factor_zero_and_one_mean_none(load_kernels: Any, factor: int, recorded: bool) -> None:
+    mod = load_kernels(f"""
+@tlxc.jit
+def k(out, n):
+    acc = 0
+    for i in tl.range(0, n, loop_unroll_factor={factor}):
+        acc += i
+    tl.store(out, acc)
+""")
+    ir = mod.k.compile("*i32,i32").asm["ir"]
+    assert ("loop_unroll_factor = 4" in ir) == recorded, ir
+    out = np.zeros(1, np.int32)
+    mod.k.interpret[(1,)](out, 5)
+    assert out[0] == 10
+
+
+def test_loop_unroll_factor_stays_a_non_negative_integer(load_kernels: Any) -> None:
+    err = _error(load_kernels, """
+@tlxc.jit
+def k(out, n):
+    for i in tl.range(0, n, loop_unroll_factor=-1):  # HERE
+        pass
+""", "*i32,i32")
+    assert err.code == "TLXC-CONSTEXPR-001" and "non-negative" in err.message
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "gfx950"])
+def test_swizzle2d_compiles(load_kernels: Any, arch: str) -> None:
+    asm = load_kernels(SWIZZLE).k.compile("*i32,i32,i32,i32", {"B": 16}, arch=arch).asm
+    assert asm["ptx" if arch.startswith("sm") else "amdgcn"]

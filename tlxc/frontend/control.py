@@ -352,9 +352,12 @@ class ControlFlowMixin(_Base):
                 if v is not None:
                     attrs[k] = v
                 continue
-            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
-                raise self.error(it, "TLXC-CONSTEXPR-001", f"{k} must be a positive compile-time integer, "
-                                 f"got {describe(v)}")
+            low = 0 if k == "loop_unroll_factor" else 1
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < low):
+                raise self.error(it, "TLXC-CONSTEXPR-001", f"{k} must be a {'non-negative' if low == 0 else 'positive'}"
+                                 f" compile-time integer, got {describe(v)}")
+            if k == "loop_unroll_factor" and v is not None and v <= 1:
+                continue  # as in Triton, 0 and 1 ask for no unrolling: nothing to record
             attrs[k] = v
         lb, ub, step = self._loop_bounds(it, args)
         if not isinstance(node.target, ast.Name):
