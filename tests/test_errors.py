@@ -15,6 +15,7 @@ import pytest
 
 import tlxc
 from tlxc.diagnostics import CATALOG
+from tlxc.frontend.callsite import compiler_frames
 
 CASES: dict[str, list[tuple[str, str]]] = {
     "TLXC-NAME-001": [
@@ -631,13 +632,7 @@ def test_error_points_at_user_line(code: str, index: int, load_kernels: Any) -> 
     assert rendered[0].startswith(f"{mod.__path_str__}:{line}:{col + 1}: error[{code}]: ")
     assert rendered[1] == "    " + text.rstrip() or rendered[1].startswith("    " + text.rstrip())
     assert rendered[2].startswith(" " * (4 + col) + "^")
-    assert len([f for f in _frames(err) if "/tlxc/" in f.filename]) <= 1  # only the public entry point
-
-
-def _frames(err: BaseException) -> list[Any]:
-    import traceback
-
-    return traceback.extract_tb(err.__traceback__)[1:]
+    assert len(compiler_frames(err.__traceback__)) <= 1  # only the public entry point
 
 
 def test_internal_error_points_at_user_line(load_kernels: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -669,11 +664,8 @@ def k(x, B: tl.constexpr):
 """)
     with pytest.raises(tlxc.CompilationError) as info:
         mod.k.interpret[(1,)](np.zeros(4, np.float32))
-    import traceback
-
-    frames = traceback.extract_tb(info.value.__traceback__)
-    inner = [f for f in frames if "/tlxc/" in f.filename]
-    assert len(inner) <= 1, frames  # at most the public entry point that re-raised it
+    inner = compiler_frames(info.value.__traceback__)
+    assert len(inner) <= 1, inner  # at most the public entry point that re-raised it
 
 
 def test_missing_ptxas_is_a_clear_error(load_kernels: Any, monkeypatch: pytest.MonkeyPatch) -> None:

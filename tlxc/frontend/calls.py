@@ -128,7 +128,7 @@ class CallMixin(_Base):
         # (tutorial 06 passes tiles so), and uses that need a constant report it where they are.
         for name, value in bound.arguments.items():
             scope[name] = unwrap(value)
-        callee = CodeGenerator(fn.source, self.builder, scope, self.inline_depth + 1, self.used_globals)
+        callee = CodeGenerator(fn.source, self.builder, scope, self.inline_depth + 1, self.used_globals, self.loops)
         callee.visit_block(fn.source.tree.body)
         return callee.ret
 

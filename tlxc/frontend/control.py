@@ -41,10 +41,38 @@ _RANGE_OPTIONS = ("num_stages", "loop_unroll_factor")
 _RANGE_FLAGS = ("warp_specialize",)
 
 
+# The scope entry of the return flag (no Python name can clash with it).
+_EXIT = "<returned>"
+
+
+def always_returns(stmts: list[ast.stmt]) -> bool:
+    """Whether every path through ``stmts`` ends in a return (as far as syntax tells)."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.Return):
+            return True
+        if isinstance(stmt, ast.If) and always_returns(stmt.body) and always_returns(stmt.orelse):
+            return True
+    return False
+
+
+def valueless_returns(stmts: list[ast.stmt]) -> bool:
+    """Whether every ``return`` in ``stmts`` returns nothing (``return`` or ``return None``)."""
+    for stmt in stmts:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Return) and n.value is not None and not (
+                    isinstance(n.value, ast.Constant) and n.value.value is None):
+                return False
+    return True
+
+
 class ControlFlowMixin(_Base):
+    exit_flag = False  # statements are under a return flag (_if_with_return_flagged)
+
     # -- statement lists and return ---------------------------------------------------------------
     def visit_block(self, stmts: list[ast.stmt]) -> bool:
         """Visit statements in order; True when they ended the function (a return)."""
+        if self.exit_flag:
+            return self._visit_block_flagged(stmts)
         for i, stmt in enumerate(stmts):
             if isinstance(stmt, ast.If) and contains_return(stmt):
                 self.if_with_return(stmt, stmts[i + 1:])
@@ -73,6 +101,9 @@ class ControlFlowMixin(_Base):
             self.returned = True
             return
         c = arith.to_bool(self.ctx, cond)
+        if rest and not always_returns(node.body) and not always_returns(node.orelse) \
+                and valueless_returns([node] + rest):
+            return self._if_with_return_flagged(node, c, rest)
         saved = dict(self.scope)
         results = []
         blocks = []
@@ -101,6 +132,53 @@ class ControlFlowMixin(_Base):
         self.ret = self._build_if(node, c, blocks, [a, b])
         self.returned = True
 
+    # Copying the statements after an ``if`` into both of its branches is exponential when
+    # both branches may fall through to them and they hold such ifs again (``if c: if d:
+    # return``, n times: 2**n copies). There, with returns that carry no value, a flag
+    # tells whether the function has returned: a return sets it, the if yields it, and
+    # the statements that follow run once, under ``if not flag``.
+    def _if_with_return_flagged(self, node: ast.If, c: Tensor, rest: list[ast.stmt]) -> None:
+        self.scope[_EXIT] = False
+        self.exit_flag = True
+        try:
+            self._runtime_if(node, c)
+        finally:
+            self.exit_flag = False
+        flag = self.scope.pop(_EXIT)
+        if is_constexpr(flag):  # every return was in a branch folded away
+            if not flag:
+                self.visit_block(rest)
+        else:
+            block = Block()
+            saved = dict(self.scope)
+            with self.builder.at_end(block):
+                self.visit_block(rest)
+            self.scope = saved
+            self._build_if(node, arith.logical_not(self.ctx, flag), [block, Block()], [(), ()])
+        self.ret, self.returned = None, True
+
+    def _visit_block_flagged(self, stmts: list[ast.stmt]) -> bool:
+        """Statements in a branch under a return flag: a return sets the flag; what follows
+        an ``if`` that may have returned runs under ``if not flag``."""
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, ast.Return):
+                if self.loop_depth:
+                    self.visit_Return(stmt)  # reports it
+                self.scope[_EXIT] = True
+                return False
+            self.visit(stmt)
+            if i + 1 < len(stmts) and contains_return(stmt):
+                flag = self.scope[_EXIT]
+                if is_constexpr(flag):
+                    if flag:
+                        return False
+                    continue
+                guard = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=ast.Name(id=_EXIT, ctx=ast.Load())),
+                               body=stmts[i + 1:], orelse=[])
+                self.visit_If(ast.copy_location(guard, stmts[i + 1]))
+                return False
+        return False
+
     def sanitize_yield(self, v: Any) -> Any:
         """Numbers that leave a runtime region become runtime values."""
         if isinstance(v, tuple):
@@ -125,6 +203,9 @@ class ControlFlowMixin(_Base):
             self.visit_block(node.body if cond else node.orelse)
             return
         c = arith.to_bool(self.ctx, cond)
+        self._runtime_if(node, c)
+
+    def _runtime_if(self, node: ast.If, c: Tensor) -> None:
         if c.shape:
             raise self.error(node.test, "TLXC-TYPE-001", f"an if condition must be a scalar, got {describe(c)}",
                              "use tl.where for elementwise choices")
@@ -135,6 +216,8 @@ class ControlFlowMixin(_Base):
             self.scope = dict(livein)
             with self.builder.at_end(block):
                 self.visit_block(stmts)
+            if self.exit_flag and self.scope.get(_EXIT) is True:
+                self.scope = {**livein, _EXIT: True}  # what a branch that returned assigned is dead
             scopes.append(self.scope)
             blocks.append(block)
         self.scope = livein
@@ -175,6 +258,9 @@ class ControlFlowMixin(_Base):
         if is_constexpr(cond):
             return self.visit(node.body if cond else node.orelse)
         c = arith.to_bool(self.ctx, cond)
+        if c.shape:  # Triton builds an scf.if on it, which its verifier refuses
+            raise self.error(node.test, "TLXC-TYPE-001", f"the condition of 'a if c else b' must be a scalar, got "
+                             f"{describe(c)}", "use tl.where(c, a, b) to choose elementwise")
         values, blocks = [], []
         for expr in (node.body, node.orelse):
             block = Block()
@@ -266,19 +352,24 @@ class ControlFlowMixin(_Base):
                 if v is not None:
                     attrs[k] = v
                 continue
-            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
-                raise self.error(it, "TLXC-CONSTEXPR-001", f"{k} must be a positive compile-time integer, "
-                                 f"got {describe(v)}")
+            low = 0 if k == "loop_unroll_factor" else 1
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < low):
+                raise self.error(it, "TLXC-CONSTEXPR-001", f"{k} must be a {'non-negative' if low == 0 else 'positive'}"
+                                 f" compile-time integer, got {describe(v)}")
+            if k == "loop_unroll_factor" and v is not None and v <= 1:
+                continue  # as in Triton, 0 and 1 ask for no unrolling: nothing to record
             attrs[k] = v
         lb, ub, step = self._loop_bounds(it, args)
         if not isinstance(node.target, ast.Name):
             raise self.error(node.target, "TLXC-SYNTAX-001", "the loop variable of a range loop must be a name")
         iv_name = node.target.id
         livein = dict(self.scope)
-        carried = self._carried_names(node, livein, [lb.type], lambda blk: {iv_name: Tensor(blk.args[0])},
-                                      node.body)
+        carried = self._loop_carried(node, livein, [lb.type], lambda blk: {iv_name: Tensor(blk.args[0])},
+                                     node.body)
         inits = self._loop_inits(carried, livein)
         init_handles, rebuilds = self._flatten_all(inits)
+        if self.loops.dry:
+            return self._dry_loop_exit(livein, carried, init_handles, rebuilds)
         body = Block([lb.type] + [h.type for h in init_handles], [iv_name] + self._hints(carried, rebuilds))
         self.scope = dict(livein)
         self.scope[iv_name] = Tensor(body.args[0])
@@ -299,9 +390,13 @@ class ControlFlowMixin(_Base):
         if contains_return(node):
             raise self.error(node, "TLXC-SYNTAX-001", "return inside a loop is not supported")
         livein = dict(self.scope)
-        carried = self._carried_names(node, livein, [], lambda blk: {}, node.body)
+        if self.loops.dry and self._constant_false_condition(node.test, livein):
+            return None  # the loop never runs: what the real visit below finds too
+        carried = self._loop_carried(node, livein, [], lambda blk: {}, node.body)
         inits = self._loop_inits(carried, livein)
         init_handles, rebuilds = self._flatten_all(inits)
+        if self.loops.dry:
+            return self._dry_loop_exit(livein, carried, init_handles, rebuilds)
         types = [h.type for h in init_handles]
         before = Block(types, self._hints(carried, rebuilds))
         self.scope = dict(livein)
@@ -331,6 +426,36 @@ class ControlFlowMixin(_Base):
         self._bind_carried(carried, rebuilds, list(op.results))
 
     # -- loop helpers -------------------------------------------------------------------------------
+    # Which names a loop carries is found by a dry run of its body (below). Done naively, a
+    # loop nested d deep is visited 2**d times: each enclosing loop's dry run and real run
+    # visit it, and each of those visits runs its own dry run. Two rules keep it linear:
+    # inside a dry run a loop is visited once (its dry run) and leaves fresh values of the
+    # carried types, which is all an enclosing dry run needs; and the answer is remembered
+    # per loop and per scope it starts in (types, constants, which names share a value), so
+    # the real visit that follows finds it without a second dry run.
+    def _loop_carried(self, node: ast.AST, livein: dict[str, Any], arg_types: list, bind: Any,
+                      body: list[ast.stmt]) -> list[str]:
+        key = self.loops.key(node, livein)
+        if key is not None and key in self.loops.carried:
+            return self.loops.carried[key]
+        names = self._carried_names(node, livein, arg_types, bind, body)
+        if key is not None:
+            self.loops.carried[key] = names
+        return names
+
+    def _dry_loop_exit(self, livein: dict[str, Any], carried: list[str], init_handles: list, rebuilds: list) -> None:
+        """A loop met inside an enclosing loop's dry run: its carried names get fresh values of
+        their types, as the results of the real loop op would be."""
+        self.scope = livein
+        self._bind_carried(carried, rebuilds, Block([h.type for h in init_handles]).args)
+
+    def _constant_false_condition(self, test: ast.expr, livein: dict[str, Any]) -> bool:
+        self.scope = dict(livein)
+        with self.builder.at_end(Block()):
+            cond = self.visit(test)
+        self.scope = livein
+        return is_constexpr(cond) and not cond
+
     def _carried_names(self, node: ast.AST, livein: dict[str, Any], arg_types: list, bind: Any,
                        body: list[ast.stmt]) -> list[str]:
         """Names the body reassigns that are live before the loop (found by a dry run whose
@@ -339,11 +464,13 @@ class ControlFlowMixin(_Base):
         self.scope = dict(livein)
         self.scope.update(bind(dry))
         self.loop_depth += 1
+        self.loops.dry += 1
         try:
             with self.builder.at_end(dry):
                 self.visit_block(body)
         finally:
             self.loop_depth -= 1
+            self.loops.dry -= 1
         after = self.scope
         self.scope = dict(livein)
         for op in reversed(list(dry.ops)):

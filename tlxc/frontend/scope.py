@@ -47,3 +47,34 @@ def describe_types(types: list[Type]) -> str:
     if len(types) == 1:
         return str(types[0])
     return "(" + ", ".join(str(t) for t in types) + ")"
+
+
+class LoopMemo:
+    """Shared by the visitors of one kernel (inlined functions included): whether a loop's
+    dry run is under way (``dry``, a depth) and the carried names found for each loop and
+    scope (``carried``), so that nested loops are not visited exponentially often."""
+
+    def __init__(self) -> None:
+        self.dry = 0
+        self.carried: dict[tuple, list[str]] = {}
+
+    @staticmethod
+    def key(node: ast.AST, scope: dict[str, Any]) -> tuple | None:
+        """What the carried names of the loop ``node`` depend on: the types of the runtime
+        values in ``scope``, which names hold the same value, and the constants (None when
+        a constant cannot be hashed: then the loop is not remembered)."""
+        seen: dict[int, int] = {}
+
+        def part(v: Any) -> Any:
+            if isinstance(v, (Tensor, Handle)):
+                return ("value", v.type, seen.setdefault(id(v), len(seen)))
+            if isinstance(v, tuple):
+                return ("tuple",) + tuple(part(x) for x in v)
+            return ("const", type(v), v)
+
+        try:
+            key = (node,) + tuple((name, part(scope[name])) for name in sorted(scope))
+            hash(key)
+        except TypeError:
+            return None
+        return key

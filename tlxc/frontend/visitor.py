@@ -22,6 +22,7 @@ from ..ir.types import AliasSpecType, MemDescType, TensorDescType
 from ..language.core import Builtin, constexpr
 from .calls import BoundMethod, CallMixin
 from .control import ControlFlowMixin
+from .scope import LoopMemo
 from .semantics import TENSOR_METHODS, Ctx, arith, shape
 from .semantics.base import is_number, to_tensor
 from .source import FunctionSource
@@ -61,7 +62,8 @@ class CodeGenerator(ControlFlowMixin, CallMixin, ast.NodeVisitor):
     """Builds the IR of one function body (a kernel, or a function being inlined)."""
 
     def __init__(self, src: FunctionSource, builder: Builder, scope: dict[str, Any],
-                 inline_depth: int = 0, used_globals: dict[str, Any] | None = None) -> None:
+                 inline_depth: int = 0, used_globals: dict[str, Any] | None = None,
+                 loops: LoopMemo | None = None) -> None:
         self.src = src
         self.builder = builder
         self.ctx = Ctx(builder)
@@ -71,6 +73,7 @@ class CodeGenerator(ControlFlowMixin, CallMixin, ast.NodeVisitor):
         self.returned = False
         self.ret: Any = None
         self.loop_depth = 0
+        self.loops = loops if loops is not None else LoopMemo()
         # where each name was last assigned: loop-carried type errors point there
         self.def_locs: dict[str, ast.AST] = {}
 
@@ -113,6 +116,15 @@ class CodeGenerator(ControlFlowMixin, CallMixin, ast.NodeVisitor):
         for table in (self.src.closure, self.src.globals):
             if name in table:
                 value = table[name]
+                if _mutable(value):
+                    # A variant is compiled with the value it read and reused while the global is
+                    # the same object; a list or dict changed in place would leave it stale. Triton
+                    # refuses every global that is not a tl.constexpr; tlxc keys its cache on numbers,
+                    # strings and tuples and refuses what can change in place.
+                    raise self.error(node, "TLXC-CONSTEXPR-001", f"'{name}' is a {_mutable(value)} from outside "
+                                     "the kernel, which can change in place without the kernel recompiling",
+                                     "make it a tuple (NAME = (1, 2, 3)), or pass the values as tl.constexpr "
+                                     "arguments")
                 if isinstance(value, (bool, int, float, str, tuple)) or isinstance(value, constexpr):
                     self.used_globals[f"{self.src.fn.__module__}.{name}"] = unwrap(value)
                 return unwrap(value)
@@ -386,6 +398,17 @@ class CodeGenerator(ControlFlowMixin, CallMixin, ast.NodeVisitor):
             misc.static_assert(self.ctx, cond, msg)
         else:
             misc.device_assert(self.ctx, cond, str(msg))
+
+
+def _mutable(value: Any) -> str:
+    """The kind of mutable container ``value`` is or holds (in tuples, in tl.constexpr), or ''."""
+    if isinstance(value, constexpr):
+        return _mutable(value.value)
+    if isinstance(value, (list, dict, set, bytearray)):
+        return type(value).__name__
+    if isinstance(value, tuple):
+        return next((f"tuple holding a {k}" for k in map(_mutable, value) if k), "")
+    return ""
 
 
 PY_BUILTINS: dict[str, Any] = {

@@ -175,6 +175,8 @@ sigmoid = _b("sigmoid", "1 / (1 + exp(-x)).")
 div_rn = _b("div_rn", "Division rounded to nearest.")
 fdiv = _b("fdiv", "Floating-point division.")
 umulhi = _b("umulhi", "High 32 bits of the 64-bit product.")
+swizzle2d = _b("swizzle2d", "Renumber the (i, j) of a row-major grid so that groups of size_g rows run "
+                            "column-major.")
 # -- reductions and dot -----------------------------------------------------------------
 sum = _b("sum", "Sum along an axis.")  # noqa: A001
 max = _b("max", "Maximum along an axis.")  # noqa: A001

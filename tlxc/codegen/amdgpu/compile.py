@@ -91,7 +91,7 @@ def emit(module, info: AmdTargetInfo, timings: dict[str, float] | None = None, w
                 scratch_offset=plan.scratch_offset, lds=lds, entry=entry)
     for a, (kind, _), arg in zip(args, params, fn.args):
         v = arg
-        if kind == "i8":
+        if isinstance(a.type, DType) and a.type.kind == Kind.BOOL:  # passed as a byte; i8/u8 stay integers
             v = builder.icmp_unsigned("!=", arg, ir.Constant(I8, 0))
         e.set(a, [v])
     builder.position_at_end(body)

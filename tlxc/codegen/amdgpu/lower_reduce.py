@@ -7,8 +7,11 @@ barrier.
 
 Semantics are the interpreter's (``tlxc/interpreter/rules/reduce.py``):
 
-* ``sum`` of f16/bf16 accumulates in f32 and rounds once at the end; integer sums wrap
-  in the element type; ``i1`` sums are XOR (they wrap modulo 2).
+* ``sum`` adds in its element type (the frontend chose it: ``tl.sum`` of bf16 is an f32
+  reduce, of f16 an f16 one, as in Triton): 16-bit floats are held in f32 and rounded
+  back after every add, which is the f16/bf16 add exactly (f32 has more than twice
+  their significand bits plus two); integer sums wrap in the element type; ``i1`` sums
+  are XOR (they wrap modulo 2).
 * float ``max``/``min`` propagate NaN (``llvm.maximum`` / ``llvm.minimum``, like
   ``np.max``); on ``i1`` they are OR / AND.
 * ``argmax``/``argmin`` give the smallest index among the extreme elements, a NaN
@@ -46,7 +49,8 @@ def _is_float(t: DType) -> bool:
 
 
 def _wide(t: DType) -> bool:
-    """16-bit floats are combined in f32 (exact for max/min, one rounding for sum)."""
+    """16-bit floats are held in f32 while reducing (exact for max/min; a sum rounds back
+    after every add)."""
     return _is_float(t) and t.bits == 16
 
 
@@ -55,7 +59,8 @@ def combine(e: Emitter, kind: str, t: DType, a: ir.Value, b: ir.Value) -> ir.Val
     reducing: 16-bit floats widened to f32)."""
     if _is_float(t):
         if kind == "sum":
-            return e.b.fadd(a, b)
+            s = e.b.fadd(a, b)
+            return _widen(e, t, _narrow(e, t, s)) if _wide(t) else s
         base = "llvm.maximum" if kind == "max" else "llvm.minimum"
         return e.call_overloaded(base, a.type, [a, b], a.type)
     if t.kind == Kind.BOOL:

@@ -94,8 +94,8 @@ def emit(module, info: NvidiaTargetInfo, timings: dict[str, float] | None = None
         if pt == "tensormap":  # the generic address of the parameter: cp.async.bulk.tensor reads the map there
             e.prologue.append(f"\tmov.u64 {r}, {name}_param_{i};")
             e.prologue.append(f"\tcvta.param.u64 {r}, {r};")
-        elif pt == "u8":
-            h = fn.reg("b16")
+        elif isinstance(a.type, DType) and a.type.kind == Kind.BOOL:  # a byte in the parameters, a predicate
+            h = fn.reg("b16")  # here; i8/u8 take the branch below (ld.param.s8/u8 extend them as their type says)
             e.prologue.append(f"\tld.param.u8 {h}, [{name}_param_{i}];")
             e.prologue.append(f"\tsetp.ne.u16 {r}, {h}, 0;")
         else:

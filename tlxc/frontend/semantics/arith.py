@@ -332,6 +332,28 @@ def cdiv(ctx: Ctx, x: Any, div: Any) -> Any:
     return binary(ctx, "floordiv", binary(ctx, "sub", binary(ctx, "add", x, div), 1), div)
 
 
+@rule("swizzle2d")
+def swizzle2d(ctx: Ctx, i: Any, j: Any, size_i: Any, size_j: Any, size_g: Any) -> Any:
+    """Triton's ``tl.swizzle2d``: the indices (i, j) of a row-major ``size_i x size_j``
+    grid renumbered so that, within each group of ``size_g`` rows, consecutive numbers run
+    down the columns (the last group may have fewer rows). The usual use is grouping
+    program ids so that neighbouring programs share tiles in L2."""
+    args = [unwrap(a) for a in (i, j, size_i, size_j, size_g)]
+    if not any(isinstance(a, Tensor) for a in args):
+        i, j, size_i, size_j, size_g = args
+        ij = i * size_j + j
+        size_gj = size_g * size_j
+        off_i = ij // size_gj * size_g
+        rows = min(size_i - off_i, size_g)
+        return off_i + ij % rows, ij % size_gj // rows
+    ij = binary(ctx, "add", binary(ctx, "mul", i, size_j), j)
+    size_gj = binary(ctx, "mul", size_g, size_j)
+    off_i = binary(ctx, "mul", binary(ctx, "floordiv", ij, size_gj), size_g)
+    rows = minimum(ctx, binary(ctx, "sub", size_i, off_i), size_g)
+    return (binary(ctx, "add", off_i, binary(ctx, "mod", ij, rows)),
+            binary(ctx, "floordiv", binary(ctx, "mod", ij, size_gj), rows))
+
+
 @rule("umulhi")
 def umulhi(ctx: Ctx, x: Any, y: Any) -> Tensor:
     a, b = promote_pair(ctx, x, y, "tl.umulhi")

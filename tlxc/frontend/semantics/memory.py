@@ -9,7 +9,7 @@ from ...ir.types import PointerType
 from ..values import Tensor, describe, unwrap
 from .arith import cast, to_bool
 from .base import Ctx, const_value, constant, fail, rule, to_tensor
-from .shape import broadcast_all, broadcast_to_shape
+from .shape import broadcast_all, broadcast_shapes, broadcast_to_shape
 
 _CACHE = {"": "", ".ca": ".ca", ".cg": ".cg", ".cs": ".cs", ".cv": ".cv", ".wb": ".wb", ".wt": ".wt",
           "ca": ".ca", "cg": ".cg", "cs": ".cs", "cv": ".cv", "wb": ".wb", "wt": ".wt"}
@@ -36,6 +36,15 @@ def _eviction(v: Any) -> str:
     return e
 
 
+def _scalar_pointer_operand(what: str, name: str, v: Any) -> None:
+    """Triton's rule: through a scalar pointer, ``value`` / ``mask`` / ``other`` are scalars
+    too (a tile would have all its elements go to, or come from, one address)."""
+    if isinstance(v, Tensor) and v.shape:
+        fail("TLXC-SHAPE-001", f"{what} through a scalar pointer needs a scalar `{name}`, got a {describe(v)}",
+             "store or load a scalar (reduce the tile first, e.g. with tl.sum), or index the pointer with a tile "
+             "of offsets (ptr + tl.arange(0, N)) to access one element per lane")
+
+
 @rule("load")
 def load(ctx: Ctx, pointer: Any, mask: Any = None, other: Any = None, boundary_check: Any = (),
          padding_option: Any = "", cache_modifier: Any = "", eviction_policy: Any = "",
@@ -48,6 +57,9 @@ def load(ctx: Ctx, pointer: Any, mask: Any = None, other: Any = None, boundary_c
     if other is not None and mask is None:
         fail("TLXC-TYPE-001", "tl.load got `other` without `mask`", "`other` is the value of masked-off lanes")
     elem = ptr.dtype.pointee
+    if not ptr.shape:
+        _scalar_pointer_operand("tl.load", "mask", mask)
+        _scalar_pointer_operand("tl.load", "other", other)
     m = None
     if mask is not None:
         m = to_bool(ctx, mask)
@@ -85,11 +97,22 @@ def store(ctx: Ctx, pointer: Any, value: Any, mask: Any = None, boundary_check: 
     if isinstance(v.dtype, PointerType) != isinstance(elem, PointerType):
         fail("TLXC-TYPE-001", f"cannot store {describe(v)} through a pointer to {elem!r}")
     v = cast(ctx, v, elem)
-    if v.shape != ptr.shape:
-        ptr, v = broadcast_all(ctx, ptr, v)
-    m = None
-    if unwrap(mask) is not None:
-        m = broadcast_to_shape(ctx, to_bool(ctx, mask), ptr.shape)
+    mask = unwrap(mask)
+    if not ptr.shape:
+        _scalar_pointer_operand("tl.store", "value", v)
+        _scalar_pointer_operand("tl.store", "mask", mask)
+    m = to_bool(ctx, mask) if mask is not None else None
+    # As in Triton, the value and the mask take the pointer's shape: a pointer that grew to fit
+    # them would store several elements to one address (and which one lands is up to the hardware).
+    for name, t in (("value", v), ("mask", m)):
+        if t is not None and broadcast_shapes(ptr.shape, t.shape) != ptr.shape:
+            fail("TLXC-SHAPE-001", f"tl.store's {name} has shape {list(t.shape)}, which does not fit the "
+                                   f"pointer's shape {list(ptr.shape)}",
+                 "the value and the mask broadcast to the pointer's shape, not the other way round; build the "
+                 "pointers with the full shape (e.g. ptr + rows[:, None] * stride + cols[None, :])")
+    v = broadcast_to_shape(ctx, v, ptr.shape)
+    if m is not None:
+        m = broadcast_to_shape(ctx, m, ptr.shape)
     ctx.b.create(
         ops.StoreOp, [ptr.handle, v.handle], [],
         {"cache": _cache(cache_modifier, "cache_modifier"), "eviction": _eviction(eviction_policy)},

@@ -36,15 +36,27 @@ def _reduce_axis(ctx: Ctx, t: Tensor, axis: int, kind: str) -> Tensor:
     return Tensor(ctx.b.value(ops.ReduceOp, [t.handle], shaped(elem, shape), axis=axis, kind=kind))
 
 
+def sum_dtype(t: DType, dtype: Any = None) -> DType:
+    """The type ``tl.sum`` of ``t`` accumulates in, which is also its result's: TLX's Triton
+    rule (``_pick_sum_dtype`` then bf16 promoted). ``dtype`` when given; integers narrower
+    than 32 bits in int32 or uint32 by their signedness (i1 counts as unsigned); then bf16
+    in float32. fp16 stays fp16: Triton adds it in fp16. Every target and the interpreter
+    accumulate in exactly the reduce op's type, so this is the one place the choice is made."""
+    out = dtype_arg(dtype) if unwrap(dtype) is not None else t
+    if unwrap(dtype) is None and t.bits < 32 and t.kind in (Kind.INT, Kind.UINT, Kind.BOOL):
+        out = int32 if t.kind == Kind.INT else uint32
+    if isinstance(out, DType) and out.is_bf16():
+        out = float32
+    return out  # type: ignore[return-value]
+
+
 @rule("sum")
 def sum_(ctx: Ctx, input: Any, axis: Any = None, keep_dims: Any = False, dtype: Any = None) -> Tensor:
     t = as_tile(input, "tl.sum")
-    if unwrap(dtype) is not None:
-        t = cast(ctx, t, dtype_arg(dtype))
-    elif t.dtype.kind == Kind.INT and t.dtype.bits < 32:
-        t = cast(ctx, t, int32)
-    elif t.dtype.kind in (Kind.UINT, Kind.BOOL) and t.dtype.bits < 32:
-        t = cast(ctx, t, uint32)
+    if isinstance(t.dtype, DType):
+        acc = sum_dtype(t.dtype, dtype)
+        if acc != t.dtype:
+            t = cast(ctx, t, acc)
     return _reduce(ctx, t, axis, keep_dims, "sum", "tl.sum")
 
 

@@ -226,6 +226,9 @@ def join(ctx: Ctx, a: Any, b: Any) -> Tensor:
 
     x, y = promote_pair(ctx, a, b, "tl.join")
     x, y = broadcast_all(ctx, x, y)
+    if not x.shape:  # Triton: two scalars join into a tile of 2, built as a [1, 2] join
+        x, y = broadcast_to_shape(ctx, x, (1,)), broadcast_to_shape(ctx, y, (1,))
+        return reshape(ctx, join(ctx, x, y), 2)
     check_shape(x.shape + (2,))
     return Tensor(ctx.b.value(ops.JoinOp, [x.handle, y.handle], TileType(x.shape + (2,), x.dtype)))
 

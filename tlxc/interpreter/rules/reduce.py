@@ -1,7 +1,10 @@
 """Rules for ``reduce`` and ``dot``.
 
-Accumulation follows the hardware: narrow floats (f16, bf16, fp8) are summed and
-multiplied in float32 and rounded once at the end; integer sums wrap in the element type;
+Accumulation follows the hardware: a ``sum`` adds in its element type (the frontend chose
+that type, ``semantics.reduce.sum_dtype``), so an f16 sum rounds to f16 after every add,
+pairwise as the GPU's tree does (fp8, which no target reduces, is summed in float32 and
+rounded once); narrow floats in ``dot`` are multiplied and summed in float32 and rounded
+once at the end; integer sums wrap in the element type;
 an integer ``dot`` is exact (int8 x int8 products summed in int32 on the tensor cores).
 A float ``max``/``min`` reduction gives NaN when any element is NaN (like ``np.max``);
 ``argmax``/``argmin`` give the first extreme index, a NaN counting as the extreme.
@@ -35,6 +38,8 @@ def _reduce(op: Operation, state: LaunchState) -> Fn:
     if kind == "xor_sum" or (kind == "sum" and t.kind == Kind.BOOL):
         return lambda x: np.bitwise_xor.reduce(x, axis=axis)    # i1 sums wrap modulo 2
     if kind == "sum":
+        if narrow and t.bits == 16:
+            return lambda x: _pairwise_sum(x, axis, t)
         if narrow:
             return lambda x: N.round_result(np.sum(x.astype(f32), axis=axis, dtype=f32), t)
         dt = N.storage_dtype(t)
@@ -48,6 +53,17 @@ def _reduce(op: Operation, state: LaunchState) -> Fn:
     if narrow:
         return lambda x: fn(x.astype(f32), axis=axis).astype(x.dtype)
     return lambda x: fn(x, axis=axis)
+
+
+def _pairwise_sum(x: np.ndarray, axis: int, t: DType) -> np.ndarray:
+    """A sum of 16-bit floats rounded to ``t`` after every add, halving the axis each step
+    (its length is a power of two). Each add is done in float64, where the sum of two
+    16-bit floats is exact, so the one rounding per add is the hardware's."""
+    x = np.moveaxis(np.asarray(x), axis, -1)
+    while x.shape[-1] > 1:
+        half = x.shape[-1] // 2
+        x = N.round_result(x[..., :half].astype(np.float64) + x[..., half:].astype(np.float64), t)
+    return x[..., 0]
 
 
 # Below this many significand bits per operand, int products summed in float64 stay exact.
