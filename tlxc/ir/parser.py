@@ -1,6 +1,6 @@
 """Reading the tile IR's text form back into ops.
 
-Every pass is tested as IR text in, IR text out (STYLE.md, rule 11), so the parser reads
+Every pass is tested as IR text in, IR text out (docs/style.md, "Tests"), so the parser reads
 exactly what ``printer.print_ir`` writes and ``print_ir(parse_ir(print_ir(m))) ==
 print_ir(m)`` holds for every module ``m``. The grammar is ``ir.lark``; this module walks
 its parse tree and builds ops through their registered classes (``core.OP_REGISTRY``).

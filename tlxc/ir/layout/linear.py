@@ -47,7 +47,7 @@ Conventions
 * A basis may be zero: that input bit is *broadcast* (two lanes hold the same data).
   Distinct bases may also coincide or be dependent; ``free_variable_masks`` finds them.
 * Layouts are immutable and hashable; ``str()`` is a one-line form that ``parse`` reads
-  back, ``table()`` renders ownership for small tiles (STYLE rule 9).
+  back, ``table()`` renders ownership for small tiles.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class LayoutError(ValueError):
     """A layout operation was asked something its operands cannot give.
 
     The message includes the ownership tables of the layouts involved (when small), so
-    the reader sees *what* disagreed, not just that something did (STYLE rule 9).
+    the reader sees *what* disagreed, not just that something did.
     """
 
     def __init__(self, message: str, *layouts: LinearLayout) -> None:
