@@ -1,5 +1,5 @@
 """The error catalog: every diagnostic code has a negative test that checks the code,
-the line and the caret (STYLE rule 17).
+the line and the caret.
 
 Each case is a kernel file in which the line the error must point at carries a
 ``# ERR <text>`` comment: the caret must sit under the first occurrence of ``<text>`` on

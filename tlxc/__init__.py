@@ -27,7 +27,7 @@ from .tensor_descriptor import TensorDescriptor  # noqa: F401
 
 class _SourceTreeRuntime(importlib.abc.MetaPathFinder):
     """In a source checkout (the package imported from the repository, e.g. with
-    ``PYTHONPATH=.``) the runtime lives in the top-level ``runtime/`` folder (DESIGN.md);
+    ``PYTHONPATH=.``) the runtime lives in the top-level ``runtime/`` folder;
     installed, it is ``tlxc/runtime``. This finder makes ``tlxc.runtime`` resolve in both."""
 
     def __init__(self, folder: str) -> None:

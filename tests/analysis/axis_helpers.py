@@ -1,5 +1,5 @@
 """Helpers of the axis-info tests: a kernel as IR text in, the AxisInfo of its named
-values out (STYLE.md rule 11)."""
+values out."""
 
 from __future__ import annotations
 

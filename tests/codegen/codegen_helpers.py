@@ -1,6 +1,7 @@
-"""Shared by the NVIDIA code-generation tests and ``tests/golden/regenerate.py``: the
-example cases, compiling them once per session, the golden PTX files, ptxas facts for the
-register table, and FileCheck over a test's own ``# SM90A:`` / ``# SM100A:`` lines.
+"""Shared by the code-generation tests and ``tests/golden/regenerate.py``: the example
+cases, compiling them once per process for the NVIDIA and the AMD targets, the golden PTX
+and amdgcn files, ptxas facts for the register table, and FileCheck over a test's own
+``# SM90A:`` / ``# GFX942:`` ... lines.
 
 The example cases are the ``CASES`` of ``tests/ir/test_examples_roundtrip.py`` (one list
 of what a user compiles ahead of time), named ``<example>-<n>`` with ``n`` counting the
@@ -22,11 +23,14 @@ from typing import Any, Callable
 
 from example_modules import load_example  # tests/example_modules.py
 
+from tlxc import CompilationError
+
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden"
 NVIDIA_ARCHS = ("sm_90a", "sm_100a")
-# the FileCheck prefix of each target's own lines (STYLE rule 12); CHECK lines apply to all
-PREFIX = {"sm_90a": "SM90A", "sm_100a": "SM100A"}
+AMD_ARCHS = ("gfx942", "gfx950", "gfx1250")
+# the FileCheck prefix of each target's own lines; CHECK lines apply to all
+PREFIX = {"sm_90a": "SM90A", "sm_100a": "SM100A", "gfx942": "GFX942", "gfx950": "GFX950", "gfx1250": "GFX1250"}
 REGENERATE = "python tests/golden/regenerate.py"
 
 
@@ -84,6 +88,47 @@ def compile_example(case_id: str, arch: str) -> Any:
     return ck
 
 
+# the example's own launch width on AMD where it is not the default 4 waves
+AMD_NUM_WARPS = {"amd_gemm_pipelined": 8}
+# the code a target cannot run is refused with this code at the user's line (an NVIDIA-only
+# TLX operation on AMD, MFMA scheduling on gfx1250): such a case has no AMD golden file
+TARGET_LACKS_OPERATION = "TLXC-TLX-006"
+
+
+def amd_constants(case_id: str, arch: str) -> dict[str, Any]:
+    """The case's constants for ``arch``: an example may choose per-chip parameters with a
+    module-level ``mfma_config(arch)`` (the MFMA shape of amd_scheduled_mfma_gemm); a chip
+    it has no entry for (KeyError: gfx1250, which has no MFMA) keeps the case's own."""
+    example, _, _, constants = EXAMPLE_CASES[case_id]
+    per_chip = getattr(load_example(example), "mfma_config", None)
+    try:
+        return {**constants, **per_chip(arch)} if per_chip is not None else constants
+    except KeyError:
+        return constants
+
+
+@functools.lru_cache(maxsize=None)
+def _amd_outcome(case_id: str, arch: str) -> Any:
+    example, _, signature, _ = EXAMPLE_CASES[case_id]
+    try:
+        ck = example_kernel(case_id).compile(signature, amd_constants(case_id, arch), arch=arch,
+                                             num_warps=AMD_NUM_WARPS.get(example, 4))
+        ck.asm["amdgcn"]
+    except CompilationError as err:
+        return err
+    return ck
+
+
+def compile_amd_example(case_id: str, arch: str) -> Any:
+    """The example case compiled for the AMD target ``arch`` down to AMDGPU assembly, once
+    per test process: the AMD example tests and the golden files share it. A refusal is
+    kept too and raised again on every call."""
+    out = _amd_outcome(case_id, arch)
+    if isinstance(out, CompilationError):
+        raise out
+    return out
+
+
 # -- golden files ------------------------------------------------------------------------------
 
 _FILE = re.compile(r'^(\.file\s+\d+\s+")([^"]*)(")', re.MULTILINE)
@@ -106,13 +151,59 @@ def normalize_ptx(ptx: str) -> str:
     return _FILE.sub(rel, ptx)
 
 
+def normalize_amdgcn(asm: str) -> str:
+    """AMDGPU assembly as stored under tests/golden: paths inside the repository become
+    relative to it. tlxc emits no debug information for AMD today, so there are none; this
+    keeps the files the same in every checkout if some appear."""
+    for root in sorted({str(REPO), str(REPO.resolve())}, key=len, reverse=True):
+        asm = asm.replace(root + "/", "")
+    return asm
+
+
 def golden_name(case_id: str, arch: str) -> str:
-    return f"{case_id}.{arch}.ptx"
+    return f"{case_id}.{arch}.{'amdgcn' if arch in AMD_ARCHS else 'ptx'}"
+
+
+# every (case, AMD chip); the cases a chip refuses have no golden file (amd_golden_text)
+AMD_EXAMPLE_TARGETS = [(c, a) for c in EXAMPLE_CASES for a in AMD_ARCHS]
+# the amdgcn is LLVM's output: another LLVM (a newer llvmlite) schedules and allocates
+# registers differently, so the version the files were made with is stored beside them
+LLVM_VERSION_FILE = "amdgcn.llvm-version"
+
+
+def llvm_version() -> str:
+    import llvmlite.binding as llvm
+
+    return ".".join(map(str, llvm.llvm_version_info))
+
+
+def amd_golden_text(case_id: str, arch: str) -> str | None:
+    """The golden amdgcn of the case on ``arch``, or None where the chip lacks an operation
+    the kernel uses (refused with ``TARGET_LACKS_OPERATION``); any other error is raised."""
+    try:
+        ck = compile_amd_example(case_id, arch)
+    except CompilationError as err:
+        if err.code == TARGET_LACKS_OPERATION:
+            return None
+        raise
+    return normalize_amdgcn(ck.asm["amdgcn"])
 
 
 def golden_texts() -> dict[str, str]:
-    """Every golden file's expected content, by file name."""
-    return {golden_name(c, a): normalize_ptx(compile_example(c, a).asm["ptx"]) for c, a in EXAMPLE_TARGETS}
+    """Every golden file's expected content, by file name: the PTX and amdgcn files and the
+    LLVM version stamp of the amdgcn ones."""
+    out = {golden_name(c, a): normalize_ptx(compile_example(c, a).asm["ptx"]) for c, a in EXAMPLE_TARGETS}
+    for c, a in AMD_EXAMPLE_TARGETS:
+        text = amd_golden_text(c, a)
+        if text is not None:
+            out[golden_name(c, a)] = text
+    out[LLVM_VERSION_FILE] = llvm_version() + "\n"
+    return out
+
+
+def golden_files(folder: Path = GOLDEN) -> list[Path]:
+    """The generated-code files stored in ``folder`` now (each of some case, or stale)."""
+    return sorted(p for ext in ("ptx", "amdgcn") for p in folder.glob(f"*.{ext}"))
 
 
 # -- ptxas -------------------------------------------------------------------------------------

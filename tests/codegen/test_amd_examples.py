@@ -7,37 +7,32 @@ GEMM issues its MFMAs K-major, N-major, M-minor, and the NVIDIA-only examples ar
 with ``TLXC-TLX-006`` at the user's line.
 
 The cases are the ``CASES`` of ``tests/ir/test_examples_roundtrip.py``; each (case, chip)
-is compiled once per process (``functools.cache``), so the file stays quick on CI's two
-cores.
+is compiled once per process (``codegen_helpers.compile_amd_example``, shared with the
+golden amdgcn files), so the file stays quick on CI's two cores.
 """
 
 from __future__ import annotations
 
 import collections
-import functools
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from codegen_helpers import EXAMPLE_CASES, PREFIX, example_kernel, filecheck, load_file
-from example_modules import EXAMPLES, load_example
+from codegen_helpers import AMD_ARCHS, EXAMPLE_CASES, amd_constants, compile_amd_example, filecheck, load_file
+from example_modules import EXAMPLES
 
 from tlxc import CompilationError
 from tlxc.codegen.amdgpu import isa, toolchain
 
-ARCHS = ("gfx942", "gfx950", "gfx1250")
-for _arch in ARCHS:  # FileCheck prefixes of the AMD targets
-    PREFIX.setdefault(_arch, _arch.upper())
+ARCHS = AMD_ARCHS
 
 _roundtrip = load_file(Path(__file__).resolve().parents[1] / "ir" / "test_examples_roundtrip.py",
                        "_tlxc_codegen_example_cases")
 NVIDIA_ONLY = _roundtrip.NVIDIA_ONLY
 # examples that need a chip with MFMA (gfx1250 has WMMA only)
 MFMA_ONLY = {"amd_scheduled_mfma_gemm"}
-# the example's own launch width where it is not the default 4 waves
-NUM_WARPS = {"amd_gemm_pipelined": 8}
 
 AMD_CASES = [(c, a) for c, case in EXAMPLE_CASES.items() if case[0] not in NVIDIA_ONLY for a in ARCHS
              if not (case[0] in MFMA_ONLY and a == "gfx1250")]
@@ -45,22 +40,8 @@ REFUSED_CASES = [(c, a) for c, case in EXAMPLE_CASES.items() for a in ARCHS
                  if case[0] in NVIDIA_ONLY or (case[0] in MFMA_ONLY and a == "gfx1250")]
 
 
-def _constants(case_id: str, arch: str) -> dict[str, Any]:
-    example, _, _, constants = EXAMPLE_CASES[case_id]
-    if example == "amd_scheduled_mfma_gemm" and arch != "gfx1250":
-        # the MFMA shape is a per-chip parameter of the kernel (its mfma_config)
-        return {**constants, **load_example(example).mfma_config(arch)}
-    return constants
-
-
-@functools.cache
-def compile_amd(case_id: str, arch: str) -> Any:
-    """The example case compiled for ``arch`` down to AMDGPU assembly, once per process."""
-    example, _, signature, _ = EXAMPLE_CASES[case_id]
-    ck = example_kernel(case_id).compile(signature, _constants(case_id, arch), arch=arch,
-                                         num_warps=NUM_WARPS.get(example, 4))
-    ck.asm["amdgcn"]
-    return ck
+compile_amd = compile_amd_example
+_constants = amd_constants
 
 
 def _asm(case_id: str, arch: str) -> str:

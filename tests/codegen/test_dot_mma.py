@@ -1,5 +1,5 @@
 """``tl.dot`` on the tensor cores: which ``mma.sync`` form each operand type gets, per
-target (FileCheck lines, STYLE rule 12), that ptxas assembles it, and -- under the
+target (FileCheck lines), that ptxas assembles it, and -- under the
 interpreter, or on the GPU with ``TLXC_TEST_ON_GPU=1`` -- that it computes the right thing.
 
 Forms (tlxc/codegen/nvptx/lower_mma.py): f16/bf16 m16n8k16; fp32 with tf32 or tf32x3

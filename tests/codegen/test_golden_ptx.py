@@ -1,4 +1,4 @@
-"""What the PTX must contain, FileCheck-style, per target (STYLE rule 12).
+"""What the PTX must contain, FileCheck-style, per target.
 
 Each test compiles one kernel for sm_90a and for sm_100a and matches the PTX against the
 check lines in its own body: ``# CHECK:`` lines for both targets, ``# SM90A:`` /

@@ -1,6 +1,6 @@
 """Every example kernel case (the ahead-of-time variants of
 ``tests/ir/test_examples_roundtrip.py``) compiles to PTX for sm_90a and sm_100a and ptxas
-assembles it (STYLE rule 13), without spilling registers. The register counts are printed
+assembles it, without spilling registers. The register counts are printed
 in a table at the end of the run (tests/codegen/conftest.py)."""
 
 from __future__ import annotations

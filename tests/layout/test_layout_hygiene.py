@@ -1,4 +1,4 @@
-"""The layout package stays target-neutral and self-contained (STYLE rules 1 and 6)."""
+"""The layout package stays target-neutral and self-contained (docs/style.md, "Layers", "Hardware facts are data")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hypothesis properties of the layout algebra (STYLE rule 10): every operation agrees
+"""Hypothesis properties of the layout algebra: every operation agrees
 with brute force on random small layouts."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Helpers of the pass tests: IR text in, IR text out (STYLE.md rule 11)."""
+"""Helpers of the pass tests: IR text in, IR text out (docs/style.md, "Tests")."""
 
 from __future__ import annotations
 

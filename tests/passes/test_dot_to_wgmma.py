@@ -1,7 +1,7 @@
 """``dot_to_wgmma`` on IR text: which dots become ``local_store`` + ``async_dot`` +
 ``async_dot_wait``, that the buffers are allocated outside the loop, and that the hazard
 pass then puts a barrier between one iteration's ``async_dot`` and the next one's stores
-(write after read) and a fence and a barrier before the ``async_dot`` (STYLE rule 11)."""
+(write after read) and a fence and a barrier before the ``async_dot``."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""Code generators, one package per target family (see DESIGN.md)."""
+"""Code generators, one package per target family (see docs/architecture.md)."""

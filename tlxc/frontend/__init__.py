@@ -1,1 +1,1 @@
-"""The frontend: Python kernel source to tile IR (see DESIGN.md, "The pipeline")."""
+"""The frontend: Python kernel source to tile IR (see docs/architecture.md, "Data flow")."""

@@ -1,6 +1,6 @@
 """Reading the tile IR's text form back into ops.
 
-Every pass is tested as IR text in, IR text out (STYLE.md, rule 11), so the parser reads
+Every pass is tested as IR text in, IR text out (docs/style.md, "Tests"), so the parser reads
 exactly what ``printer.print_ir`` writes and ``print_ir(parse_ir(print_ir(m))) ==
 print_ir(m)`` holds for every module ``m``. The grammar is ``ir.lark``; this module walks
 its parse tree and builds ops through their registered classes (``core.OP_REGISTRY``).
@@ -32,6 +32,13 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from . import ops as _ops  # noqa: F401  (registers every op)
 from . import types as T
 from .core import OP_REGISTRY, Block, Location, Operation, Region, Value, VerificationError
+
+
+def _token(child: Tree | Token | None) -> Token:
+    """A child that the grammar makes a token (a name, number, string or dims)."""
+    assert isinstance(child, Token), f"the grammar gives a token here, not {child!r}"
+    return child
+
 
 __all__ = ["IRParseError", "parse_ir", "parse_type"]
 
@@ -174,9 +181,9 @@ class _Reader:
             self.define(token, result)
         return op
 
-    def operands(self, cls: type[Operation], tree: Tree | None) -> tuple[list[Value], dict[str, Value]]:
+    def operands(self, cls: type[Operation], tree: Tree | None) -> tuple[list[Value], dict[str, Value | None]]:
         plain: list[Value] = []
-        optional: dict[str, Value] = {}
+        optional: dict[str, Value | None] = {}
         allowed = [s[1:] for s in cls.OPERANDS if s.startswith("?")]
         for item in tree.children if tree is not None else []:
             if isinstance(item, Token):
@@ -188,7 +195,7 @@ class _Reader:
                 raise self.error(f"'{cls.NAME}' has no optional operand '{key}' (it has: {names})", key)
             if key in optional:
                 raise self.error(f"optional operand '{key}' given twice", key)
-            optional[str(key)] = self.lookup(value)
+            optional[str(key)] = self.lookup(_token(value))
         return plain, optional
 
     def region(self, tree: Tree) -> Region:
@@ -200,7 +207,7 @@ class _Reader:
                     continue
                 if item.data == "block_arg":
                     token, type_tree = item.children
-                    self.define(token, block.add_arg(self.type(type_tree)))
+                    self.define(_token(token), block.add_arg(self.type(type_tree)))
                 else:
                     block.append(self.op(item))
         finally:
@@ -211,8 +218,8 @@ class _Reader:
         if tree is None:
             return None
         file, line, col = tree.children
-        name = self.file if file is None else self.string(file)
-        return Location(name, int(line), int(col))
+        name = self.file if file is None else self.string(_token(file))
+        return Location(name, int(_token(line)), int(_token(col)))
 
     # -- values --------------------------------------------------------------------------
     def define(self, token: Token, value: Value) -> None:
@@ -248,13 +255,13 @@ class _Reader:
     def attr_value(self, tree: Tree) -> Any:
         match tree.data:
             case "int_attr":
-                return int(tree.children[0])
+                return int(_token(tree.children[0]))
             case "float_attr":
-                return float(tree.children[0])
+                return float(_token(tree.children[0]))
             case "neg_inf_attr":
                 return -math.inf
             case "str_attr":
-                return self.string(tree.children[0])
+                return self.string(_token(tree.children[0]))
             case "name_attr":
                 word = str(tree.children[0])
                 if word in _NAMED_CONSTANTS:
@@ -295,10 +302,10 @@ class _Reader:
             case "ptr_type":
                 _, pointee_tree, space = tree.children
                 pointee = self.element(pointee_tree, "a pointer")
-                return T.pointer(pointee, int(space) if space is not None else 1)
+                return T.pointer(pointee, int(_token(space)) if space is not None else 1)
             case "tile_type":
                 _, dims, element_tree, layout_text = tree.children
-                shape = tuple(int(d) for d in dims.split("x")[:-1])
+                shape = tuple(int(d) for d in _token(dims).split("x")[:-1])
                 if any(d <= 0 for d in shape):
                     raise self.error(f"tile dimensions must be positive, got {shape}", dims)
                 layout = None
@@ -312,7 +319,7 @@ class _Reader:
                 return T.TileType(shape, self.element(element_tree, "a tile"), layout)
             case "memdesc_type":
                 _, dims, element_tree, *items = tree.children
-                shape = tuple(int(d) for d in dims.split("x")[:-1])
+                shape = tuple(int(d) for d in _token(dims).split("x")[:-1])
                 words, ints, layout = self.type_items(items, {"smem", "tmem"}, {"num"})
                 storage = next(iter(words), "smem")
                 element = self.element(element_tree, "a memdesc")
@@ -322,10 +329,10 @@ class _Reader:
             case "barrier_type":
                 _, num, *items = tree.children
                 words, _, _ = self.type_items(items, {"warp"}, set())
-                return T.BarrierType(int(num), "warp" in words)
+                return T.BarrierType(int(_token(num)), "warp" in words)
             case "tensordesc_type":
                 _, dims, element_tree, *items = tree.children
-                shape = tuple(int(d) for d in dims.split("x")[:-1])
+                shape = tuple(int(d) for d in _token(dims).split("x")[:-1])
                 _, ints, _ = self.type_items(items, set(), {"swizzle"})
                 element = self.element(element_tree, "a tensordesc")
                 if not isinstance(element, T.DType):
@@ -333,9 +340,9 @@ class _Reader:
                 return T.TensorDescType(shape, element, ints.get("swizzle"))
             case "descptr_type":
                 _, num = tree.children
-                if int(num) < 1:
+                if int(_token(num)) < 1:
                     raise self.error(f"a tensordesc_ptr holds at least one descriptor, got {num}", num)
-                return T.DescPtrType(int(num))
+                return T.DescPtrType(int(_token(num)))
         raise self.error(f"not a type: {tree.data}", tree)  # pragma: no cover - grammar forbids
 
     def type_items(self, items: list[Tree], words: set[str], keys: set[str]) -> tuple[list[str], dict[str, int], Any]:
@@ -350,7 +357,7 @@ class _Reader:
                     raise self.error(f"unexpected '{word}' in a type (expected one of {sorted(words)})", item)
                 found.append(word)
             elif item.data == "item_int":
-                key, value = str(item.children[0]), int(item.children[1])
+                key, value = str(item.children[0]), int(_token(item.children[1]))
                 if key not in keys:
                     raise self.error(f"unexpected '{key}=' in a type (expected one of {sorted(keys)})", item)
                 ints[key] = value

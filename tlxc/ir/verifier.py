@@ -11,7 +11,7 @@ module runs those for every op and adds the rules that need the surroundings:
 * types: results and block arguments have well-formed ``tlxc.ir.types`` types;
 * structure: parent links agree and every region holds exactly one block.
 
-Passes run it after every rewrite under pytest (STYLE.md, rule 11): a pass that breaks
+Passes run it after every rewrite under pytest: a pass that breaks
 one of these rules fails next to the pass, not later in code generation.
 """
 

@@ -1,1 +1,1 @@
-"""Host-side tools, named as Triton's ``triton.tools`` (drop-in rule, DESIGN.md)."""
+"""Host-side tools, named as Triton's ``triton.tools`` (code written for Triton runs unchanged)."""

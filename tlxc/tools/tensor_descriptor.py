@@ -1,5 +1,5 @@
 """``tlxc.tools.tensor_descriptor.TensorDescriptor``, Triton's import path for
-``tlxc.TensorDescriptor`` (drop-in rule, DESIGN.md)."""
+``tlxc.TensorDescriptor`` (code written for Triton runs unchanged)."""
 
 from ..tensor_descriptor import TensorDescriptor
 

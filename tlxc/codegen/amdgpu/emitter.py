@@ -1,5 +1,5 @@
 """The AMDGPU emitter: walks a kernel's IR (with layouts assigned) and asks one lowering
-rule per op (``@lowers(OpClass)``, STYLE rule 7) to build LLVM IR with ``llvmlite.ir``.
+rule per op (``@lowers(OpClass)``) to build LLVM IR with ``llvmlite.ir``.
 
 Values, as in the NVIDIA emitter (``codegen/nvptx/emitter.py``): a scalar IR value
 (uniform across the work-group) is one LLVM value; a tile in a distributed layout ``L``

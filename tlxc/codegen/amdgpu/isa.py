@@ -1,4 +1,4 @@
-"""Hardware facts of the AMDGPU targets, as data (STYLE rule 6).
+"""Hardware facts of the AMDGPU targets, as data.
 
 Sources:
 

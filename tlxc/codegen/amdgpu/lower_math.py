@@ -25,8 +25,8 @@ floor ceil  ``llvm.floor/ceil/trunc/round`` (``v_floor``,   the same on f64
 trunc round ``v_ceil``, ``v_trunc``; round: half away)
 ==========  =============================================  ====================================
 
-The f64 routines are those of ``codegen/nvptx/lower_math.py`` (same algorithms and
-coefficient tables, which are imported from there: one set of verified fits), written
+The f64 routines are those of ``codegen/nvptx/lower_math.py`` (same algorithms, and the
+coefficient tables of ``codegen/math_constants.py``: one set of verified fits), written
 with ``llvmlite.ir`` instead of PTX text. Only target-independent LLVM instructions and
 intrinsics are used, except ``llvm.amdgcn.rsq.*``: the host test harness substitutes an
 exact equivalent for that one, so the routines' numerics are tested on the CPU.
@@ -43,7 +43,7 @@ import llvmlite.ir as ir
 from ...ir import ops
 from ...ir.core import Operation
 from ...ir.types import DType
-from ..nvptx import lower_math as _tables  # the coefficient tables and constants (data only)
+from .. import math_constants as _tables
 from .emitter import Emitter, lowers
 from .llvm import F32, F64, I1, I32, I64, mangle
 

@@ -1,5 +1,5 @@
 """The PTX emitter: walks a kernel's IR (with layouts assigned) and asks one lowering
-rule per op (``@lowers(OpClass)``, STYLE rule 7) to append PTX to a ``PtxFunction``.
+rule per op (``@lowers(OpClass)``) to append PTX to a ``PtxFunction``.
 
 Values. A scalar IR value (thread-uniform) is one register. A tile in a distributed
 layout ``L`` is the list of this thread's registers, one per value of L's ``register``

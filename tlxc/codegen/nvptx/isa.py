@@ -1,4 +1,4 @@
-"""Hardware facts of the NVIDIA targets, as data (STYLE rule 6).
+"""Hardware facts of the NVIDIA targets, as data.
 
 Sources: PTX ISA 8.x/9.0, "PTX ISA version" and "Target ISA notes" tables
 (https://docs.nvidia.com/cuda/parallel-thread-execution/#release-notes), the CUDA C

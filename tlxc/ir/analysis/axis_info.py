@@ -459,18 +459,20 @@ def _reshape(x: AxisInfo, src: Type, dst: Type, can_reorder: bool, unit: int) ->
     s_dims = _dims(src)
     if [n for n in s_dims if n != 1] == [n for n in dims if n != 1]:
         keep = [d for d, n in enumerate(s_dims) if n != 1]
-        c, div, k = [], [], []
+        cs: list[int] = []
+        divs: list[int] = []
+        ks: list[int] = []
         for n in dims:
             if n == 1:
-                c.append(1)
-                div.append(base.divisibility[0])
-                k.append(1)
+                cs.append(1)
+                divs.append(base.divisibility[0])
+                ks.append(1)
             else:
                 d = keep.pop(0)
-                c.append(x.contiguity[d])
-                div.append(x.divisibility[d])
-                k.append(x.constancy[d])
-        return AxisInfo(tuple(c), tuple(div), tuple(k), None, x.non_negative)
+                cs.append(x.contiguity[d])
+                divs.append(x.divisibility[d])
+                ks.append(x.constancy[d])
+        return AxisInfo(tuple(cs), tuple(divs), tuple(ks), None, x.non_negative)
     last_s, last_d = s_dims[-1], dims[-1]
     if last_s % last_d and last_d % last_s:
         return base
@@ -593,8 +595,8 @@ class _Analyzer:
                         self.set(r, AxisInfo(x.contiguity[:-1], x.divisibility[:-1], x.constancy[:-1], x.constant,
                                              x.non_negative))
             case _:
-                for r in op.regions:  # ops this analysis does not know: nothing about their values
-                    for b in r.blocks:
+                for region in op.regions:  # ops this analysis does not know: nothing about their values
+                    for b in region.blocks:
                         for arg in b.args:
                             self.set(arg, AxisInfo.unknown(len(_dims(arg.type))))
                         self.block(b)

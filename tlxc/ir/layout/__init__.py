@@ -5,7 +5,7 @@ every layout: distributed ones (inputs ``register``, ``lane``, ``warp``, ``block
 shared-memory ones (inputs ``offset``, ``block``), onto the tile's dims ``dim0..``.
 Named constructors build the layouts that programmers and hardware documents talk
 about; everything else -- conversions, vector widths, swizzles, bank conflicts -- is
-computed from the maps, never special-cased per pair of layouts (STYLE rules 8-10).
+computed from the maps, never special-cased per pair of layouts.
 
 Modules:
 

@@ -125,6 +125,12 @@ class AmdMfma:
         return len(self.warps_per_cta)
 
     @property
+    def warp_tiles(self) -> tuple[int, ...]:
+        """``tiles_per_warp`` as ``__post_init__`` completed it (1 per dim by default)."""
+        assert self.tiles_per_warp is not None
+        return self.tiles_per_warp
+
+    @property
     def m(self) -> int:
         return self.instr_shape[0]
 
@@ -167,7 +173,7 @@ def _mfma_accumulator(p: AmdMfma, shape: tuple[int, ...]) -> LinearLayout:
     mi, ni = rank - 2, rank - 1
     dm, dn = names[mi], names[ni]
     height = 1 if p.element_bitwidth == 64 else 4
-    tpw, warps = p.tiles_per_warp, p.warps_per_cta
+    tpw, warps = p.warp_tiles, p.warps_per_cta
     out = _mfma_tile(p.m, p.n, p.transposed, height, dm, dn)
     n_rest = max(1, shape[ni] // (p.n * warps[ni] * tpw[ni]))
     for size, in_dim, d in ((tpw[ni], REGISTER, dn), (warps[ni], WARP, dn), (n_rest, REGISTER, dn),
@@ -203,7 +209,7 @@ def _mfma_operand(p: AmdMfma, shape: tuple[int, ...], op_idx: int, k_width: int)
         k_tile *= 16
     if shape[k_i] > k_tile:
         out = out * LinearLayout.identity_1d(shape[k_i] // k_tile, REGISTER, dk)
-    out = out * LinearLayout.identity_1d(p.tiles_per_warp[nk_i], REGISTER, dnk)
+    out = out * LinearLayout.identity_1d(p.warp_tiles[nk_i], REGISTER, dnk)
     if rank == 3:
         out = out * LinearLayout({REGISTER: [], LANE: []}, [(names[0], 1)])
     # Warps are numbered as in the accumulator (N fastest). The warps that split the
@@ -300,6 +306,12 @@ class AmdWmma:
     def rank(self) -> int:
         return len(self.warps_per_cta)
 
+    @property
+    def warp_tiles(self) -> tuple[int, ...]:
+        """``tiles_per_warp`` as ``__post_init__`` completed it (1 per dim by default)."""
+        assert self.tiles_per_warp is not None
+        return self.tiles_per_warp
+
     def _tile(self, dm: str, dn: str) -> LinearLayout:
         """One wave's 16x16 result, outputs ``(dn, dm)``: 8 registers and 16 lanes."""
         along, across = (dm, dn) if not self.transposed else (dn, dm)
@@ -320,7 +332,7 @@ class AmdWmma:
             if d == skip:
                 out = out * LinearLayout.zeros_1d(self.warps_per_cta[d], WARP, names[d])
                 continue
-            out = out * LinearLayout.identity_1d(self.tiles_per_warp[d], REGISTER, names[d])
+            out = out * LinearLayout.identity_1d(self.warp_tiles[d], REGISTER, names[d])
             out = out * LinearLayout.identity_1d(self.warps_per_cta[d], WARP, names[d])
         return out
 

@@ -2,7 +2,7 @@
 
 Everything here is derived from the two layouts with one operation -- find, for each
 (register, lane, warp, block) of the destination, a source coordinate holding the same
-element -- and plain linear algebra; there is no table of layout pairs (STYLE rule 8).
+element -- and plain linear algebra; there is no table of layout pairs.
 
 ``classify_conversion`` asks how far data must travel:
 

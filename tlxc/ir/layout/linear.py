@@ -47,7 +47,7 @@ Conventions
 * A basis may be zero: that input bit is *broadcast* (two lanes hold the same data).
   Distinct bases may also coincide or be dependent; ``free_variable_masks`` finds them.
 * Layouts are immutable and hashable; ``str()`` is a one-line form that ``parse`` reads
-  back, ``table()`` renders ownership for small tiles (STYLE rule 9).
+  back, ``table()`` renders ownership for small tiles.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class LayoutError(ValueError):
     """A layout operation was asked something its operands cannot give.
 
     The message includes the ownership tables of the layouts involved (when small), so
-    the reader sees *what* disagreed, not just that something did (STYLE rule 9).
+    the reader sees *what* disagreed, not just that something did.
     """
 
     def __init__(self, message: str, *layouts: LinearLayout) -> None:
@@ -108,21 +108,23 @@ class LinearLayout:
 
     def __init__(self, bases: Bases | Sequence[tuple[str, Sequence[Sequence[int]]]],
                  out_dims: DimSizes | Sequence[str]) -> None:
-        items = list(bases.items()) if isinstance(bases, Mapping) else list(bases)
+        items: list[tuple[str, Sequence[Sequence[int]]]] = (
+            list(bases.items()) if isinstance(bases, Mapping) else list(bases))
+        outs: list[tuple[str, int]]
         if isinstance(out_dims, Mapping):
             outs = list(out_dims.items())
         else:
             seq = list(out_dims)
             if all(isinstance(o, str) for o in seq):
-                outs = [(name, 1) for name in seq]
+                outs = [(str(name), 1) for name in seq]
                 for _, bs in items:
                     for b in bs:
                         for j, v in enumerate(b):
                             if j < len(outs):
                                 size = 1 << max(0, int(v)).bit_length()
                                 outs[j] = (outs[j][0], max(outs[j][1], size))
-            else:
-                outs = [(n, s) for n, s in seq]
+            else:  # (name, size) pairs
+                outs = [(str(n), int(s)) for n, s in seq]
         names = [n for n, _ in outs]
         if len(set(names)) != len(names):
             raise LayoutError(f"duplicate output dims {names}")
@@ -495,7 +497,7 @@ class LinearLayout:
             raise LayoutError(f"resize_in: {in_dim} already has size {1 << len(old)} > {size}", self)
         zero = tuple(0 for _ in self._outs)
         rows = list(old) + [zero] * extra
-        items = [(n, bs) for n, bs in zip(self._ins, self._bases)]
+        items: list[tuple[str, Sequence[Sequence[int]]]] = [(n, bs) for n, bs in zip(self._ins, self._bases)]
         if self.has_in_dim(in_dim):
             items = [(n, rows if n == in_dim else bs) for n, bs in items]
         else:
@@ -504,7 +506,7 @@ class LinearLayout:
 
     def with_in_bases(self, in_dim: str, bases: Sequence[Sequence[int]]) -> LinearLayout:
         """A copy with ``in_dim``'s bases replaced (added at the end when absent)."""
-        items = [(n, bs) for n, bs in zip(self._ins, self._bases)]
+        items: list[tuple[str, Sequence[Sequence[int]]]] = [(n, bs) for n, bs in zip(self._ins, self._bases)]
         if self.has_in_dim(in_dim):
             items = [(n, bases if n == in_dim else bs) for n, bs in items]
         else:
@@ -647,13 +649,14 @@ class LinearLayout:
         names, sizes = self.out_dims, self.out_shape
         if len(names) == 0:
             return cell(0)
+        grids: list[tuple[tuple[int, ...], str | None, str]]
         if len(names) == 1:
             grids = [((), None, names[0])]
         else:
             grids = [(lead, names[-2], names[-1]) for lead in _cartesian(*[range(s) for s in sizes[:-2]])]
         chunks = []
         for lead, row_name, col_name in grids:
-            lead_coords = dict(zip(names[:-2], lead))
+            lead_coords: dict[str, int] = dict(zip(names[:-2], lead))
             col_size = self.out_dim_size(col_name)
             row_size = self.out_dim_size(row_name) if row_name else 1
             grid = []

@@ -85,7 +85,7 @@ class MmaV2:
     """
 
     warps_per_cta: tuple[int, ...]
-    instr_shape: tuple[int, int] = (16, 8)
+    instr_shape: tuple[int, ...] = (16, 8)  # (m, n)
     warp_order: tuple[int, ...] | None = None
     cta: CTALayout | None = None
 

@@ -1,6 +1,6 @@
 """The few hardware facts that layout planning needs, as plain data.
 
-Shared code never asks "which GPU is this?" (STYLE rule 6); it asks this object. A code
+Shared code never asks "which GPU is this?"; it asks this object. A code
 generator builds one from its ISA tables (``codegen/<target>/isa.py``) and passes it to
 the planning functions of ``conversion.py`` and ``vectorize.py``. Tests build their own.
 """

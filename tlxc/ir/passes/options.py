@@ -1,7 +1,7 @@
 """Settings of the IR passes.
 
 Passes read their settings from a ``PassOptions`` and never from the environment: the
-CLI and the kernel decorator build one from their flags (``STYLE.md`` rule 21).
+CLI and the kernel decorator build one from their flags.
 """
 
 from __future__ import annotations
