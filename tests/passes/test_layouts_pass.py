@@ -29,27 +29,11 @@ from tlxc.ir.verifier import verify
 
 
 def _options_for(arch: str) -> PassOptions:
-    """The options the code generator of ``arch`` runs layout assignment with: the same
-    fields as ``tlxc/codegen/nvptx/compile.py::generate`` and
-    ``tlxc/codegen/amdgpu/compile.py::generate`` build. The one place to adapt when those
-    change."""
-    if arch.startswith("sm_"):
-        from tlxc.codegen.nvptx import compile as nvptx
-        from tlxc.codegen.nvptx import lower_dot, lower_wgmma
+    """The options the code generator of ``arch`` runs its passes with: its
+    ``TargetInfo`` (``tlxc.codegen.targets.backend``)."""
+    from tlxc.codegen.targets import backend
 
-        nv = nvptx.TARGETS[arch]
-        return PassOptions(target=nvptx.layout_target(nv), dot_layout=lower_dot.dot_layout,
-                           async_dot_layout=lower_wgmma.async_dot_layout,
-                           async_dot_a_layout=lower_wgmma.async_dot_a_layout)
-    from tlxc.codegen.amdgpu import compile as amdgpu
-    from tlxc.codegen.amdgpu import lower_amd_tlx, lower_buffers
-    from tlxc.codegen.amdgpu import lower_dot as amd_dot
-
-    amd = amdgpu.TARGETS[arch]
-    return PassOptions(target=amdgpu.layout_target(amd), dot_layout=amd_dot.dot_layout_hook(amd),
-                       dot_operand_layout=amd_dot.dot_operand_layout_hook(amd),
-                       buffer_layout=lower_buffers.lds_buffer_layout(amd), plain_async_copy_buffers=True,
-                       scheduled_mfma_layouts=lower_amd_tlx.scheduled_mfma_layouts(amd))
+    return PassOptions(target=backend(arch).info)
 
 
 def assign(body: str, args: str, arch: str, func_attrs: str = "") -> str:
