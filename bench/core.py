@@ -106,7 +106,7 @@ def bench_launch(results: dict[str, Any]) -> None:
     tiny_tlxc.tiny[(1,)](*xs, 1024, BLOCK=128)  # a trusted hit: the variant is hot
     hot = tiny_tlxc.tiny._fast.hot[0]
     if hot is not None:  # the variant's native guarded launch alone (options not given)
-        from tlxc.frontend.launch import _MISSING
+        from tlxc.kernels.launch import _MISSING
 
         fns["tlxc hot guarded launch"] = lambda: hot((1, 1, 1), None, *xs, 1024, 128, *[_MISSING] * 5)
     fns["tlxc kernel[grid] subscript only"] = lambda: tiny_tlxc.tiny[(1,)]

@@ -19,7 +19,7 @@ from .ir.passes.pipeline import run_pipeline
 from .ir.printer import print_ir
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .frontend.kernel import KernelFunction
+    from .frontend.function import KernelDef
 
 TARGETS = ("sm_90a", "sm_100a", "gfx942", "gfx950", "gfx1250")
 # The family of targets that produces each output.
@@ -118,10 +118,12 @@ class CompiledKernel:
     used_globals: dict[str, Any]
     asm: Artifacts = field(default_factory=Artifacts)
     timings: dict[str, float] = field(default_factory=dict)
-    # why this variant was compiled although others existed (see KernelFunction.get_compiled)
+    # why this variant was compiled although others existed (see tlxc.kernels.function.KernelFunction.get_compiled)
     recompile_reason: str = ""
     # launch facts from code generation: kernel name, num_warps, shared bytes, registers...
     metadata: dict[str, Any] = field(default_factory=dict)
+    # the kernel functions it inlined, at any depth: a change to their source changes the variant
+    callees: tuple[Any, ...] = ()
     _amd: Any = None  # the AMDGPU compile (toolchain.AmdObject): its object, until ld.lld links it
 
     @property
@@ -172,14 +174,15 @@ class CompiledKernel:
         return ", ".join(parts)
 
 
-def compile_kernel(kernel: "KernelFunction", specs: dict[str, ArgSpec], constants: dict[str, Any],
+def compile_kernel(kernel: "KernelDef", specs: dict[str, ArgSpec], constants: dict[str, Any],
                    options: CompileOptions, dump: Any = None) -> CompiledKernel:
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    module, used = build_module(kernel, specs, constants, options.num_warps)
+    module, used, callees = build_module(kernel, specs, constants, options.num_warps)
     timings["frontend"] = time.perf_counter() - t0
     module = run_pipeline(module, None, verify_each=options.verify_each_pass, dump=dump, timings=timings)
-    ck = CompiledKernel(kernel.__name__, module, specs, constants, options, used, timings=timings)
+    ck = CompiledKernel(kernel.__name__, module, specs, constants, options, used, timings=timings,
+                        callees=tuple(callees))
     ck.asm["ir"] = print_ir(module)
     return ck
 

@@ -28,7 +28,7 @@ from codegen_helpers import NVIDIA_ARCHS, REPO, load_file, ptxas_or_skip, ptxas_
 from tlxc import CompilationError
 from tlxc.compiler import CompiledKernel, compile_kernel
 from tlxc.errors import InternalCompilerError
-from tlxc.frontend.kernel import KernelFunction
+from tlxc.kernels.function import KernelFunction
 
 USER_TESTS = REPO / "tests" / "frontend" / "test_user_kernels.py"
 

@@ -1,4 +1,4 @@
-"""``tlxc.Config``, ``@tlxc.autotune`` and ``@tlxc.heuristics`` (tlxc/frontend/autotune.py),
+"""``tlxc.Config``, ``@tlxc.autotune`` and ``@tlxc.heuristics`` (tlxc/kernels/autotune.py),
 on the CPU: GPU launches go through the fake driver (tests/conftest.py) and timings come
 from an injected ``do_bench``; the interpreter runs the numerics."""
 

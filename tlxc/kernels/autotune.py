@@ -99,7 +99,7 @@ class _Wrapper:
     ``KernelFunction`` or another wrapper), ``base_fn`` the kernel at the bottom."""
 
     def __init__(self, fn: Any) -> None:
-        from .kernel import KernelFunction
+        from .function import KernelFunction
 
         base = fn
         while isinstance(base, _Wrapper):

@@ -10,34 +10,20 @@ from types import FunctionType
 from typing import Any, Callable, Sequence
 
 from ..errors import CompilationError, SemanticError, TlxcError, clean
+from ..frontend.callsite import caller_location
+from ..frontend.function import KernelDef
+from ..frontend.specialize import ArgSpec, parse_signature, spec_of
 from ..language.core import constexpr
-from .callsite import caller_location
 from .launch import ENV_GET, ENV_KEY, ENV_OFF, LAUNCH_OPTIONS, FastTable, Launcher, make_fast_launch, subscript
-from .source import FunctionSource, parse_function
-from .specialize import ArgSpec, parse_signature, spec_of
 
 
-def _is_constexpr_annotation(ann: Any) -> bool:
-    if ann is constexpr:
-        return True
-    return isinstance(ann, str) and ann.replace(" ", "").split(".")[-1] == "constexpr"
-
-
-class KernelFunction:
-    """A kernel (or a helper that kernels call, which is inlined)."""
+class KernelFunction(KernelDef):
+    """A kernel (or a helper that kernels call, which is inlined), with its compiled
+    variants and how it is launched."""
 
     def __init__(self, fn: Callable[..., Any], do_not_specialize: Sequence[Any] = (),
                  noinline: bool = False, debug: bool | None = None) -> None:
-        self.fn = fn
-        self.__name__ = fn.__name__
-        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
-        self.__doc__ = fn.__doc__
-        self.__module__ = fn.__module__
-        self.__wrapped__ = fn
-        self.signature = inspect.signature(fn)
-        self.params = list(self.signature.parameters)
-        self.constexpr_params = {n for n, p in self.signature.parameters.items()
-                                 if _is_constexpr_annotation(p.annotation)}
+        super().__init__(fn, noinline)
         names = set()
         for d in do_not_specialize:
             names.add(self.params[d] if isinstance(d, int) else d)
@@ -46,7 +32,6 @@ class KernelFunction:
             raise TypeError(f"do_not_specialize names unknown parameters: {sorted(unknown)}")
         self.do_not_specialize = names
         self.debug = debug
-        self._source: FunctionSource | None = None
         # launch.py: the fast path's table of ready variants, its launchers by grid of ints,
         # its generated functions and the argument kinds they speculate on (from the first launch)
         self._fast = FastTable()
@@ -59,20 +44,6 @@ class KernelFunction:
 
     def __repr__(self) -> str:
         return f"<tlxc kernel {self.__qualname__}>"
-
-    @property
-    def source(self) -> FunctionSource:
-        if self._source is None:
-            try:
-                self._source = parse_function(self.fn)
-            except (OSError, TypeError) as e:
-                raise CompilationError("TLXC-SYNTAX-001", f"cannot read the source of {self.__name__}: {e}",
-                                       None, "kernels must be defined in a .py file") from None
-        return self._source
-
-    @property
-    def runtime_params(self) -> list[str]:
-        return [p for p in self.params if p not in self.constexpr_params]
 
     @property
     def cache(self) -> dict[Any, Any]:

@@ -78,12 +78,12 @@ import sys
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import CompilationError, TlxcError, clean
+from ..frontend.callsite import caller_location
+from ..frontend.specialize import spec_of
 from ..language.core import constexpr
-from .callsite import caller_location
-from .specialize import spec_of
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .kernel import KernelFunction
+    from .function import KernelFunction
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "ctas_per_cga", "maxnreg", "stream", "debug",
                   "enable_fp_fusion", "launch_cooperative_grid", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
