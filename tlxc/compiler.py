@@ -20,6 +20,7 @@ from .ir.printer import print_ir
 
 if TYPE_CHECKING:  # pragma: no cover
     from .frontend.function import KernelDef
+    from .runtime.spec import LaunchSpec
 
 TARGETS = ("sm_90a", "sm_100a", "gfx942", "gfx950", "gfx1250")
 # The family of targets that produces each output.
@@ -48,6 +49,11 @@ class CompileOptions:
     # register budget for that occupancy); 0: LLVM decides. NVIDIA targets ignore it, as Triton's
     # CUDA back end ignores the AMD-only options (the variant is then compiled with 0).
     waves_per_eu: int = 0
+    # launch shape, carried to the runtime in the launch spec: the grid's blocks grouped in
+    # clusters of this shape (None: none), and a cooperative launch (tlxc.kernels.options
+    # checks both against the target)
+    cluster_dims: tuple[int, int, int] | None = None
+    cooperative: bool = False
 
     def check(self, loc: Location | None) -> None:
         if self.arch not in TARGETS:
@@ -161,6 +167,25 @@ class CompiledKernel:
                 self.timings["ld.lld"] = time.perf_counter() - t0
                 return True
         return False
+
+    @property
+    def launch_spec(self) -> LaunchSpec:
+        """What the runtime needs to launch this variant (made by code generation's
+        metadata and the options)."""
+        from .runtime.hip import kernarg_layout  # the runtime is imported by the first launch, not before
+        from .runtime.spec import DEFAULT_SCRATCH_ALIGN, LaunchSpec
+
+        if "name" not in self.metadata:
+            self._produce("ptx" if self.options.arch.startswith("sm_") else "amdgcn")
+        m = self.metadata
+        amd = self.options.arch.startswith("gfx")
+        scratch = m.get("global_scratch") or {}
+        return LaunchSpec(m["name"], self.options.arch, tuple(str(s) for s in self.signature.values()),
+                          tuple(self.signature), m["num_warps"], m.get("wave_size", 32), m["shared"],
+                          self.options.cluster_dims, self.options.cooperative, tuple(m.get("params", ())),
+                          tuple(dict(t) for t in m.get("tma_params", ())), int(scratch.get("size", 0)),
+                          int(scratch.get("align", DEFAULT_SCRATCH_ALIGN)),
+                          kernarg_layout(self.asm["amdgcn"], m["name"]).to_json() if amd else None)
 
     @property
     def func(self) -> Operation:

@@ -238,37 +238,19 @@ def _gpu_arch(loc: Any) -> str:
 
 
 def _loaded(ck: Any) -> Any:
-    """The runtime kernel of a compiled variant, made once."""
+    """The runtime kernel of a compiled variant, made once from its binary and its launch
+    spec (cluster dims and cooperative launches included)."""
     lk = getattr(ck, "_loaded", None)
     if lk is None:
-        if ck.options.arch.startswith("gfx"):
-            lk = _amd_loaded(ck)
-        else:
-            from ..runtime import LoadedKernel
+        from ..runtime import LoadedKernel
 
+        if ck.options.arch.startswith("gfx"):
+            binary = ck.asm["hsaco"]
+        else:
             binary = ck.asm["cubin"] if ck.asm.get("cubin") is not None or _has(ck, "cubin") else ck.asm["ptx"]
-            lk = LoadedKernel(binary, ck.metadata["name"], [str(s) for s in ck.signature.values()],
-                              num_warps=ck.metadata["num_warps"], shared_bytes=ck.metadata["shared"],
-                              arg_names=list(ck.signature),
-                              metadata={"arch": ck.options.arch, "tma_params": ck.metadata.get("tma_params", []),
-                                        "global_scratch": ck.metadata.get("global_scratch")})
+        lk = LoadedKernel.from_spec(binary, ck.launch_spec)
         ck._loaded = lk
     return lk
-
-
-def _amd_loaded(ck: Any) -> Any:
-    """The runtime kernel of a variant compiled for a gfx target: its code object, and the
-    kernarg layout of the code object's metadata, which the runtime checks its argument
-    plan against."""
-    from ..runtime import AmdLoadedKernel, kernarg_layout
-
-    binary = ck.asm["hsaco"]
-    name = ck.metadata["name"]
-    return AmdLoadedKernel(binary, name, [str(s) for s in ck.signature.values()],
-                           num_warps=ck.metadata["num_warps"], wave_size=ck.metadata["wave_size"],
-                           arg_names=list(ck.signature),
-                           metadata={"arch": ck.options.arch, "shared": ck.metadata["shared"],
-                                     "kernarg": kernarg_layout(ck.asm["amdgcn"], name).to_json()})
 
 
 def _has(ck: Any, key: str) -> bool:
