@@ -4,10 +4,10 @@ compiled variant's metadata to the loader's launch (cluster dims reach cuLaunchK
 from __future__ import annotations
 
 import pytest
+from tlxc.runtime import AmdLoadedKernel, LaunchError, LaunchSpec, LoadedKernel
 
 import tlxc
 import tlxc.language as tl
-from tlxc.runtime import AmdLoadedKernel, LaunchError, LaunchSpec, LoadedKernel
 
 
 @tlxc.jit
