@@ -166,13 +166,14 @@ def test_emptying_the_cache_or_unloading_forgets_the_hot_variant(fake_driver: An
     from tlxc.runtime import driver
 
     from tlxc.kernels.launch import _MISSING
+    from tlxc.kernels.options import KEY_OPTIONS
 
     monkeypatch.setattr(driver, "unload_module", lambda module: None)
     m = load_kernels(SOURCE)
     x, y = torch.Tensor(0x7F0000000000), torch.Tensor(0x7F0000100000)
     a = m.k[(1,)](x, y, 64, 0.5, BLOCK=32)
     hot = m.k._fast.hot[0]
-    options = [_MISSING] * 5  # num_warps, num_stages, num_ctas, maxnreg, waves_per_eu: not given
+    options = [_MISSING] * len(KEY_OPTIONS)  # none of the options that choose the variant given
     n = len(fake_driver.launches)
     assert hot((1,), None, x, y, 64, 0.5, 32, *options) is a and len(fake_driver.launches) == n + 1
     a._loaded.unload()

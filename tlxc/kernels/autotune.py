@@ -36,7 +36,8 @@ import time
 from typing import Any, Callable, Iterable, Sequence
 
 from ..errors import CompilationError, TlxcError, clean
-from .launch import ENV_GET, ENV_KEY, ENV_OFF, LAUNCH_OPTIONS
+from .launch import ENV_GET, ENV_KEY, ENV_OFF
+from .options import LAUNCH_OPTIONS
 
 # launch options a Config carries besides the four named ones (TLX tutorials set ctas_per_cga)
 _EXTRA_OPTIONS = tuple(o for o in LAUNCH_OPTIONS if o not in ("num_warps", "num_stages", "num_ctas", "maxnreg",
@@ -47,8 +48,10 @@ class Config:
     """One point of an autotuning search, as ``triton.Config``: ``kwargs`` are the
     constexpr arguments it sets, ``num_warps``/``num_stages``/``num_ctas``/``maxnreg`` its
     launch options (``maxnreg=None``: no limit), ``pre_hook(named_args)`` a function run
-    before each launch with this config (tutorials set TMA block shapes there). Other
-    launch options that ``kernel[grid]`` takes (``ctas_per_cga``...) may be given too."""
+    before each launch with this config (tutorials set TMA block shapes there). Every other
+    option that ``kernel[grid]`` takes, TLX's among them (``ctas_per_cga``,
+    ``allowDependentTwoCTA``...), may be given too: a launch with the config honours it or
+    refuses it with an error naming it (options.py)."""
 
     def __init__(self, kwargs: dict[str, Any], num_warps: int = 4, num_stages: int = 3, num_ctas: int = 1,
                  maxnreg: int | None = None, pre_hook: Callable[[dict[str, Any]], Any] | None = None,
@@ -64,6 +67,13 @@ class Config:
         self.maxnreg = maxnreg
         self.pre_hook = pre_hook
         self.options = options
+
+    def __getattr__(self, name: str) -> Any:
+        """The other launch options by name, as TLX's Config has them (``config.ctas_per_cga``):
+        None where not given. A launch with the config honours or refuses each one (options.py)."""
+        if name in _EXTRA_OPTIONS:
+            return self.__dict__.get("options", {}).get(name)
+        raise AttributeError(f"'Config' object has no attribute '{name}'")
 
     def all_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of a launch with this config: ``kwargs`` and the launch
