@@ -141,3 +141,50 @@ def summarize(times: list[float], quantiles: Sequence[float] | None, return_mode
     if return_mode == "all":
         return times
     return {"min": min, "max": max, "mean": statistics.fmean, "median": statistics.median}[return_mode](times)
+
+
+def do_bench_cudagraph(fn: Callable[[], Any], rep: float = 20, grad_to_none: Sequence[Any] | None = None,
+                       quantiles: Sequence[float] | None = None, return_mode: str = "mean") -> Any:
+    """Milliseconds that one run of ``fn`` takes on the GPU, timed as a CUDA graph that
+    replays about ``rep`` ms of runs (as ``triton.testing.do_bench_cudagraph``): launch
+    overhead leaves the figure, which is what short kernels need. The graph is captured
+    with PyTorch (``torch.cuda.CUDAGraph``) on a side stream; tlxc launches on PyTorch's
+    current stream, so they are captured. Needs PyTorch with a GPU."""
+    from .errors import CompilationError
+
+    if return_mode not in ("min", "max", "mean", "median", "all"):
+        raise ValueError(f"return_mode must be min, max, mean, median or all, got {return_mode!r}")
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is None or not torch.cuda.is_available():
+        raise CompilationError("TLXC-OPTION-001", "option use_cuda_graph: timing with CUDA graphs needs PyTorch "
+                               "with a GPU (torch.cuda.CUDAGraph)", None,
+                               "install PyTorch with CUDA, or autotune with use_cuda_graph=False")
+
+    def timed(graph: Any, runs: int) -> float:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        torch.cuda.synchronize()
+        return float(start.elapsed_time(end)) / runs
+
+    with torch.cuda.stream(torch.cuda.Stream()):
+        fn()  # compiles and loads outside the capture
+        torch.cuda.synchronize()
+        one = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(one):
+            fn()
+        torch.cuda.synchronize()
+        runs = max(1, int(rep / max(timed(one, 1), 1e-6)))
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(runs):
+                for x in grad_to_none or ():
+                    x.grad = None
+                fn()
+        torch.cuda.synchronize()
+        times = [timed(graph, runs) for _ in range(10)]
+    return summarize(times, quantiles, return_mode)

@@ -246,27 +246,33 @@ class KernelFunction(KernelDef):
         options, the grid checked (a callable is called with the arguments). The target is
         ``arch=``/``target=`` if given, else the interpreter's under TLXC_INTERPRET, else
         this machine's GPU. Returns the compiled variant."""
-        loc = caller_location()
         try:
-            kwargs = dict(kwargs)
-            arch = kwargs.pop("arch", None)
-            target = kwargs.pop("target", None)
-            if target is not None:  # Triton's GPUTarget, or a name
-                arch = arch or _target_arch(target, loc)
-            values, launch = self.bind(args, kwargs, loc)
-            interpret = arch is None and ENV_GET(ENV_KEY) not in ENV_OFF
-            if arch is None:
-                arch = "sm_90a" if interpret else gpu_arch(loc)
-            options = compile_options({k: v for k, v in launch.items() if k != "stream"}, _check_arch(arch, loc),
-                                      loc)
-            if grid is not None:
-                from .launch import check_clusters
-
-                check_clusters(normalize_grid(grid, dict(values), loc), options, loc)
-            specs, consts = self.specialize(values, loc)
-            return self.get_compiled(specs, consts, options, disk=not interpret)
+            return self.variant_for(args, kwargs, grid, None)
         except TlxcError as e:
             raise clean(e) from None
+
+    def variant_for(self, args: tuple, kwargs: dict[str, Any], grid: Any, interpret: bool | None) -> Any:
+        """The variant a launch with these arguments would use, found or compiled, nothing
+        run. ``interpret``: for the interpreter, for the GPU, or (None) as ``kernel[grid]``
+        decides (TLXC_INTERPRET); ``arch=`` or ``target=`` among ``kwargs`` choose the target."""
+        loc = caller_location()
+        kwargs = dict(kwargs)
+        arch = kwargs.pop("arch", None)
+        target = kwargs.pop("target", None)
+        if target is not None:  # Triton's GPUTarget, or a name
+            arch = arch or _target_arch(target, loc)
+        values, launch = self.bind(args, kwargs, loc)
+        if interpret is None:
+            interpret = arch is None and ENV_GET(ENV_KEY) not in ENV_OFF
+        if arch is None:
+            arch = "sm_90a" if interpret else gpu_arch(loc)
+        options = compile_options({k: v for k, v in launch.items() if k != "stream"}, _check_arch(arch, loc), loc)
+        if grid is not None:
+            from .launch import check_clusters
+
+            check_clusters(normalize_grid(grid, dict(values), loc), options, loc)
+        specs, consts = self.specialize(values, loc)
+        return self.get_compiled(specs, consts, options, disk=not interpret)
 
 
 def _check_arch(arch: Any, loc: Any) -> str:
