@@ -13,6 +13,7 @@ from ..errors import CompilationError, SemanticError, TlxcError, clean
 from ..frontend.callsite import caller_location
 from ..frontend.function import KernelDef
 from ..frontend.specialize import ArgSpec, parse_signature, spec_of
+from ..knobs import always_compile
 from ..language.core import constexpr
 from .launch import (
     ENV_GET,
@@ -165,7 +166,8 @@ class KernelFunction(KernelDef):
             from . import disk as on_disk
 
             disk_key = on_disk.variant_key(self, specs, consts, options)
-            found = on_disk.load(self, disk_key, specs, consts, options) if disk_key is not None else None
+            read = disk_key is not None and not always_compile()  # tlxc.knobs.compilation.always_compile
+            found = on_disk.load(self, disk_key, specs, consts, options) if read else None
             if found is not None:
                 found.recompile_reason = reason
                 self.cache[key] = self.last_compiled = found
