@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tlxc.runtime import NoGPUError, driver
 
 import tlxc
 import tlxc.language as tl
 from tlxc import knobs
-from tlxc.runtime import NoGPUError, driver
 from tlxc.testing import Benchmark, perf_report
 
 
