@@ -14,5 +14,6 @@ Modules, one idea each: ``function`` (the kernel object and how a launch binds a
 specializes its arguments), ``variants`` (the in-memory variant cache),
 ``options`` (launch and compile options: which are honoured, which refused),
 ``launch`` (``kernel[grid]``: the slow and fast paths), ``disk`` (the on-disk cache
-shared by processes), ``autotune`` (``Config``, ``autotune``, ``heuristics``).
+shared by processes), ``autotune`` (``Config``, ``autotune``, ``heuristics``),
+``tune_cache`` (autotuning results kept on disk).
 """

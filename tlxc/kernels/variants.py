@@ -1,6 +1,6 @@
-"""The compiled variants of a kernel, in memory: ``VariantCache`` (``kernel.cache``) and
-the lookup that checks a variant's module globals, asks the on-disk cache (disk.py) and
-compiles on a miss."""
+"""The compiled variants of a kernel, in memory: ``VariantCache`` (``kernel.cache``), and
+``global_value``, with which a lookup (``KernelFunction.get_compiled``) checks that the
+module globals a variant read still hold their values."""
 
 from __future__ import annotations
 
