@@ -60,8 +60,8 @@ def launched_variants(test_name: str, request: pytest.FixtureRequest) -> list[Va
     seen: dict[Any, Variant] = {}
     original = KernelFunction.get_compiled
 
-    def recording(self: KernelFunction, specs: Any, consts: Any, options: Any) -> Any:
-        ck = original(self, specs, consts, options)
+    def recording(self: KernelFunction, specs: Any, consts: Any, options: Any, **more: Any) -> Any:
+        ck = original(self, specs, consts, options, **more)
         seen.setdefault((id(self), id(ck)), (self, ck))
         return ck
 
