@@ -106,9 +106,10 @@ def bench_launch(results: dict[str, Any]) -> None:
     tiny_tlxc.tiny[(1,)](*xs, 1024, BLOCK=128)  # a trusted hit: the variant is hot
     hot = tiny_tlxc.tiny._fast.hot[0]
     if hot is not None:  # the variant's native guarded launch alone (options not given)
-        from tlxc.frontend.launch import _MISSING
+        from tlxc.kernels.launch import _MISSING
+        from tlxc.kernels.options import KEY_OPTIONS
 
-        fns["tlxc hot guarded launch"] = lambda: hot((1, 1, 1), None, *xs, 1024, 128, *[_MISSING] * 5)
+        fns["tlxc hot guarded launch"] = lambda: hot((1, 1, 1), None, *xs, 1024, 128, *[_MISSING] * len(KEY_OPTIONS))
     fns["tlxc kernel[grid] subscript only"] = lambda: tiny_tlxc.tiny[(1,)]
     speculative = tiny_tlxc.tiny._fast_fns[2] if tiny_tlxc.tiny._fast_fns else None
     if speculative is not None:  # the fast path's key, without the launch (no GPU work)

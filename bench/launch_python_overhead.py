@@ -90,7 +90,7 @@ def main() -> None:
     from tlxc.runtime import DeviceArray
 
     import tlxc
-    from tlxc.frontend.kernel import Launcher  # the slow path (also in trees without the fast one)
+    from tlxc.kernels.launch import Launcher  # the slow path
 
     d = Path(tempfile.mkdtemp(prefix="tlxcbench-"))
     (d / "tiny_launch_bench.py").write_text(TINY)

@@ -25,10 +25,11 @@ from .launcher import AmdLoadedKernel, LoadedKernel
 from .memory import DeviceArray
 from .ptxas import assemble, find_ptxas
 from .scratch import get_allocator, set_allocator
+from .spec import LaunchSpec
 
 __all__ = [
     "AmdLoadedKernel", "ArgPlan", "CacheEntry", "CudaError", "Device", "DeviceArray", "HipDevice", "HipError",
-    "KernargLayout", "KernelCache", "LaunchError", "LoadedKernel", "NoGPUError", "Param", "PtxasError",
+    "KernargLayout", "KernelCache", "LaunchError", "LaunchSpec", "LoadedKernel", "NoGPUError", "Param", "PtxasError",
     "TlxcRuntimeError", "assemble", "default_cache_dir", "device", "find_ptxas", "get_allocator", "gpu_arch",
     "gpu_available", "kernarg_layout", "kernel_class", "no_gpu_reason", "parse_param", "set_allocator", "synchronize",
 ]

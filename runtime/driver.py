@@ -464,3 +464,13 @@ def launch_code(func: Any, block: tuple[int, int, int], shared: int, cluster: tu
     ns["_cu_launch_ex"] = drv.cuLaunchKernelEx
     return ["cfg.gridDimX = gx", "cfg.gridDimY = gy", "cfg.gridDimZ = gz", "cfg.hStream = st",
             "r = _cu_launch_ex(cfg, _f, kp, 0)[0]"], make_config
+
+
+def __getattr__(name: str) -> Any:
+    """``driver.active`` (runtime/active.py), made at first use: Triton programs reach the
+    current target and device properties as ``triton.runtime.driver.active``."""
+    if name == "active":
+        from .active import ACTIVE
+
+        return ACTIVE
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

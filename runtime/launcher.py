@@ -32,6 +32,7 @@ from .args import ARG_ERRORS, ArgPlan
 from .cache import KernelCache, atomic_write
 from .errors import LaunchError
 from .ptxas import assemble, find_ptxas, ptx_target
+from .spec import LaunchSpec
 
 FORMAT = "tlxc.kernel/1"
 _MAX_GRID = (2**31 - 1, 65535, 65535)
@@ -106,6 +107,20 @@ class LoadedKernel:
     def __repr__(self) -> str:
         state = "loaded" if self.function is not None else "not loaded"
         return f"<{type(self).__name__} {self.name}({', '.join(self.plan.signature)}) {self.num_warps} warps, {state}>"
+
+    @classmethod
+    def from_spec(cls, binary: bytes | str, spec: LaunchSpec) -> "LoadedKernel":
+        """The kernel of ``binary`` launched as ``spec`` says (its block, shared memory,
+        cluster dims, cooperative launch, TMA parameters and scratch); an AMD spec makes
+        an ``AmdLoadedKernel``."""
+        if spec.is_amd:
+            return AmdLoadedKernel.from_spec(binary, spec)
+        if issubclass(cls, AmdLoadedKernel):
+            raise ValueError(f"kernel '{spec.name}' was compiled for {spec.arch}, not for an AMD GPU")
+        if spec.warp_size != 32:
+            raise ValueError(f"kernel '{spec.name}': NVIDIA warps have 32 threads, the spec says {spec.warp_size}")
+        return cls(binary, spec.name, list(spec.signature), spec.num_warps, spec.shared_bytes, spec.cluster_dims,
+                   arg_names=list(spec.arg_names), cooperative=spec.cooperative, metadata=spec.metadata())
 
     @property
     def binary_kind(self) -> str:
@@ -463,6 +478,19 @@ class AmdLoadedKernel(LoadedKernel):
         layout = self.metadata.get("kernarg")
         if layout is not None:
             hip.check_kernarg_layout(self.plan, hip.KernargLayout.from_json(layout), name)
+
+    @classmethod
+    def from_spec(cls, binary: bytes | str, spec: LaunchSpec) -> "AmdLoadedKernel":
+        """The code object ``binary`` launched as ``spec`` says. Clusters and cooperative
+        launches are refused: runtime/hip.py launches neither."""
+        if not spec.is_amd:
+            raise ValueError(f"kernel '{spec.name}' was compiled for {spec.arch}, not for an AMD GPU")
+        if spec.cluster_dims is not None or spec.cooperative:
+            raise LaunchError(f"kernel '{spec.name}': clusters and cooperative launches are not supported on AMD "
+                              "GPUs by tlxc")
+        data = binary.encode() if isinstance(binary, str) else binary
+        return cls(data, spec.name, list(spec.signature), spec.num_warps, spec.warp_size,
+                   arg_names=list(spec.arg_names), metadata=spec.metadata())
 
     @property
     def binary_kind(self) -> str:

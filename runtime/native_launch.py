@@ -24,7 +24,7 @@ The same way, per kernel: ``make_trusted_launcher`` makes ``LoadedKernel.launch_
 (grid, stream, argument packing and the driver call in one builtin) and, with guards,
 the hot variant's guarded launch of ``kernel[grid]``'s fast path, which checks the
 arguments as the fast path's key would before launching; ``make_dispatcher`` makes the
-native entry of ``kernel[grid](...)`` that calls it (tlxc/frontend/launch.py tells the
+native entry of ``kernel[grid](...)`` that calls it (tlxc/kernels/launch.py tells the
 whole story). Each answers "not here" (-1 or None) for anything it does not take, and
 its Python caller then does what it did before."""
 

@@ -3,12 +3,16 @@ error messages can show its lines) and imports it as a module."""
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import enum
 import importlib.util
 import itertools
 import operator
+import os
+import shutil
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any, Callable
@@ -21,6 +25,11 @@ settings.register_profile("tlxc", deadline=None)
 settings.load_profile("tlxc")
 
 _counter = itertools.count()
+
+# Launches store their variants in the on-disk cache (tlxc/kernels/disk.py): tests keep
+# theirs in a folder of their own, never in the user's ~/.cache/tlxc.
+os.environ["TLXC_CACHE_DIR"] = tempfile.mkdtemp(prefix="tlxc-test-cache-")
+atexit.register(shutil.rmtree, os.environ["TLXC_CACHE_DIR"], True)
 
 
 @pytest.fixture

@@ -231,6 +231,25 @@ def launch():
     k.interpret[(1,)](np.zeros(4, np.float32), "four")  # ERR k.interpret
 """, "launch()"),
     ],
+    "TLXC-OPTION-001": [
+        ("""
+@tlxc.jit(noinline=True)
+def h(x):
+    return x
+@tlxc.jit
+def k(x, n):
+    h(n)  # ERR h(n)
+def launch():
+    k.compile("*fp32,i32")
+""", "launch()"),
+        ("""
+@tlxc.jit
+def k(x, n):
+    pass
+def launch():
+    k.interpret[(1,)](np.zeros(4, np.float32), 4, num_ctas=2)  # ERR k.interpret
+""", "launch()"),
+    ],
     "TLXC-SIG-001": [
         ("""
 @tlxc.jit

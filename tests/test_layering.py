@@ -3,7 +3,8 @@ frontend -> ir (+ passes) -> codegen/{nvptx,amdgpu} -> runtime. The IR never imp
 generators, the runtime or GPU bindings, and shared passes never test for a particular
 target; the two code generators never import each other (what they share lives in
 ``tlxc/codegen/``); the frontend loads code generators and the runtime only when a kernel
-is compiled or launched, never when it is imported. Imports are read from the source
+is compiled or launched, never when it is imported; nothing below the JIT layer
+(``tlxc/kernels``) imports it. Imports are read from the source
 (``ast``), so a test fails on the line that adds one, whether or not it runs."""
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ def _module_name(path: Path) -> tuple[str, ...]:
     """The dotted name of a file under tlxc/ (``tlxc/ir/core.py`` -> tlxc.ir.core); a
     package's ``__init__.py`` is the package itself, so relative imports resolve from it."""
     parts = path.relative_to(ROOT).with_suffix("").parts
+    if parts[0] == "runtime":  # installed as tlxc.runtime
+        parts = ("tlxc",) + parts
     return parts[:-1] if parts[-1] == "__init__" else parts
 
 
@@ -106,7 +109,28 @@ def test_the_import_reader_sees_what_it_must() -> None:
     and ``from .. import x`` names the module ``x``."""
     lower_math = TLXC / "codegen" / "amdgpu" / "lower_math.py"
     assert "tlxc.codegen.math_constants" in _imports(lower_math, module_level_only=True)
-    launch = TLXC / "frontend" / "launch.py"
+    launch = TLXC / "kernels" / "launch.py"
     assert "tlxc.runtime.native_launch" in _imports(launch)
     assert "tlxc.runtime.native_launch" not in _imports(launch, module_level_only=True)
     assert "tlxc.ir.core" in _imports(IR / "printer.py", module_level_only=True)
+
+
+# Everything the JIT layer builds on: the frontend, the compile driver, the IR, the code
+# generators, the interpreter, the language and the runtime (installed as tlxc.runtime).
+BELOW_JIT = [ROOT / "tlxc" / d for d in ("frontend", "ir", "codegen", "interpreter", "language", "tlx")] + \
+    [ROOT / "tlxc" / "compiler.py", ROOT / "runtime"]
+
+
+def test_nothing_below_imports_the_jit_layer() -> None:
+    files = [f for p in BELOW_JIT for f in ([p] if p.is_file() else p.rglob("*.py"))]
+    assert len(files) > 50
+    for f in files:
+        for mod in _imports(f):
+            assert not (mod == "tlxc.kernels" or mod.startswith("tlxc.kernels.")), f"{f} imports {mod}"
+            assert mod != "tlxc" or f.name != "compiler.py", f"{f} imports the tlxc package"
+
+
+def test_layering_check_sees_relative_imports() -> None:
+    """The check resolves ``from ..kernels import x`` in a frontend file to tlxc.kernels."""
+    f = ROOT / "tlxc" / "frontend" / "calls.py"
+    assert "tlxc.frontend.function" in _imports(f)

@@ -18,10 +18,10 @@ import os
 import sys
 from typing import Any
 
-from . import language, testing  # noqa: F401
+from . import knobs, language, testing  # noqa: F401
 from .errors import CompilationError, InternalCompilerError, InterpreterError, TlxcError  # noqa: F401
-from .frontend.autotune import Autotuner, Config, Heuristics, autotune, heuristics  # noqa: F401
-from .frontend.kernel import KernelFunction, kernel  # noqa: F401
+from .kernels.autotune import Autotuner, Config, Heuristics, autotune, heuristics  # noqa: F401
+from .kernels.function import KernelFunction, kernel  # noqa: F401
 from .tensor_descriptor import TensorDescriptor  # noqa: F401
 
 

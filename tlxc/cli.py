@@ -198,7 +198,7 @@ def load_module(path: str) -> Any:
 
 
 def find_kernel(module: Any, path: str, name: str | None) -> Any:
-    from .frontend.kernel import KernelFunction
+    from .kernels.function import KernelFunction
 
     kernels = {k: v for k, v in vars(module).items()
                if isinstance(v, KernelFunction) and v.fn.__module__ == module.__name__ and k == v.__name__}

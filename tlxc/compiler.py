@@ -25,7 +25,8 @@ from .ir.passes.pipeline import TILE_PIPELINE, DumpHook, run_pipeline
 from .ir.printer import print_ir
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .frontend.kernel import KernelFunction
+    from .frontend.function import KernelDef
+    from .runtime.spec import LaunchSpec
 
 
 # The family of targets that produces each output.
@@ -66,6 +67,11 @@ class CompileOptions:
     # register budget for that occupancy); 0: LLVM decides. NVIDIA targets ignore it, as Triton's
     # CUDA back end ignores the AMD-only options (the variant is then compiled with 0).
     waves_per_eu: int = 0
+    # launch shape, carried to the runtime in the launch spec: the grid's blocks grouped in
+    # clusters of this shape (None: none), and a cooperative launch (tlxc.kernels.options
+    # checks both against the target)
+    cluster_dims: tuple[int, int, int] | None = None
+    cooperative: bool = False
 
     def check(self, loc: Location | None) -> None:
         if self.arch not in TARGETS:
@@ -157,10 +163,12 @@ class CompiledKernel:
     used_globals: dict[str, Any]
     asm: Artifacts = field(default_factory=Artifacts)
     timings: dict[str, float] = field(default_factory=dict)
-    # why this variant was compiled although others existed (see KernelFunction.get_compiled)
+    # why this variant was compiled although others existed (see tlxc.kernels.function.KernelFunction.get_compiled)
     recompile_reason: str = ""
     # launch facts from code generation: kernel name, num_warps, shared bytes, registers...
     metadata: dict[str, Any] = field(default_factory=dict)
+    # the kernel functions it inlined, at any depth: a change to their source changes the variant
+    callees: tuple[Any, ...] = ()
     _amd: Any = None  # the AMDGPU compile (toolchain.AmdObject): its object, until ld.lld links it
     _dump: Any = None  # the compile's dump hook, for the target's passes that run later
     _lowered: Any = None  # the IR the target's pipeline left (``lowered()``)
@@ -232,6 +240,25 @@ class CompiledKernel:
         return False
 
     @property
+    def launch_spec(self) -> LaunchSpec:
+        """What the runtime needs to launch this variant (made by code generation's
+        metadata and the options)."""
+        from .runtime.hip import kernarg_layout  # the runtime is imported by the first launch, not before
+        from .runtime.spec import DEFAULT_SCRATCH_ALIGN, LaunchSpec
+
+        if "name" not in self.metadata:
+            self._produce("ptx" if self.options.arch.startswith("sm_") else "amdgcn")
+        m = self.metadata
+        amd = self.options.arch.startswith("gfx")
+        scratch = m.get("global_scratch") or {}
+        return LaunchSpec(m["name"], self.options.arch, tuple(str(s) for s in self.signature.values()),
+                          tuple(self.signature), m["num_warps"], m.get("wave_size", 32), m["shared"],
+                          self.options.cluster_dims, self.options.cooperative, tuple(m.get("params", ())),
+                          tuple(dict(t) for t in m.get("tma_params", ())), int(scratch.get("size", 0)),
+                          int(scratch.get("align", DEFAULT_SCRATCH_ALIGN)),
+                          kernarg_layout(self.asm["amdgcn"], m["name"]).to_json() if amd else None)
+
+    @property
     def func(self) -> Operation:
         return self.module.funcs[0]  # type: ignore[attr-defined]
 
@@ -243,17 +270,18 @@ class CompiledKernel:
         return ", ".join(parts)
 
 
-def compile_kernel(kernel: "KernelFunction", specs: dict[str, ArgSpec], constants: dict[str, Any],
+def compile_kernel(kernel: "KernelDef", specs: dict[str, ArgSpec], constants: dict[str, Any],
                    options: CompileOptions, dump: DumpHook | None = None) -> CompiledKernel:
     """The frontend and the shared tile stage now; the target's passes when an output of
     it is asked for (see the module doc)."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    module, used = build_module(kernel, specs, constants, options.num_warps)
+    module, used, callees = build_module(kernel, specs, constants, options.num_warps)
     timings["frontend"] = time.perf_counter() - t0
     module = run_pipeline(module, PassOptions(), TILE_PIPELINE, verify_each=options.verify_each_pass or _Verify.always,
                           dump=dump, timings=timings)
-    ck = CompiledKernel(kernel.__name__, module, specs, constants, options, used, timings=timings)
+    ck = CompiledKernel(kernel.__name__, module, specs, constants, options, used, timings=timings,
+                        callees=tuple(callees))
     ck._dump = dump
     ck.asm["ir"] = print_ir(module)
     return ck

@@ -53,6 +53,9 @@ _ENTRIES = [
                "give every tl.constexpr parameter a value, by keyword or through a default"),
     Diagnostic("TLXC-LAUNCH-003", "invalid kernel argument",
                "pass numpy arrays (interpreter), GPU tensors, or Python/numpy scalars"),
+    Diagnostic("TLXC-OPTION-001", "a launch or compile option that tlxc cannot honour, or a bad value for one",
+               "leave the option out or give its default; the message says which options tlxc supports instead "
+               "(e.g. ctas_per_cga for clusters)"),
     Diagnostic("TLXC-SIG-001", "invalid signature", "use Triton's form, e.g. \"*fp16:16,i32,fp32\""),
     Diagnostic("TLXC-CLI-001", "unknown target architecture",
                "NVIDIA targets are sm_90a (Hopper) and sm_100a (Blackwell); AMD targets are gfx942, gfx950 "

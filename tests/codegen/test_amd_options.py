@@ -16,7 +16,7 @@ import pytest
 import tlxc
 import tlxc.language as tl
 from tlxc.compiler import CompileOptions
-from tlxc.frontend.launch import _KEY_OPTIONS
+from tlxc.kernels.launch import _KEY_OPTIONS
 
 SIG = "*fp32:16,*fp32:16,*fp32:16,i32"
 ATTR = re.compile(r'"amdgpu-waves-per-eu"="([^"]*)"')

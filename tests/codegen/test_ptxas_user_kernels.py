@@ -28,7 +28,7 @@ from codegen_helpers import NVIDIA_ARCHS, REPO, load_file, ptxas_or_skip, ptxas_
 from tlxc import CompilationError
 from tlxc.compiler import CompiledKernel, compile_kernel
 from tlxc.errors import InternalCompilerError
-from tlxc.frontend.kernel import KernelFunction
+from tlxc.kernels.function import KernelFunction
 
 USER_TESTS = REPO / "tests" / "frontend" / "test_user_kernels.py"
 
@@ -60,8 +60,8 @@ def launched_variants(test_name: str, request: pytest.FixtureRequest) -> list[Va
     seen: dict[Any, Variant] = {}
     original = KernelFunction.get_compiled
 
-    def recording(self: KernelFunction, specs: Any, consts: Any, options: Any) -> Any:
-        ck = original(self, specs, consts, options)
+    def recording(self: KernelFunction, specs: Any, consts: Any, options: Any, **more: Any) -> Any:
+        ck = original(self, specs, consts, options, **more)
         seen.setdefault((id(self), id(ck)), (self, ck))
         return ck
 

@@ -1,4 +1,4 @@
-"""The fast path of ``kernel[grid](...)`` (tlxc/frontend/launch.py) decides exactly as
+"""The fast path of ``kernel[grid](...)`` (tlxc/kernels/launch.py) decides exactly as
 the slow path does: the same variant for the same specialization, a new one when an
 alignment, a divisibility, a dtype, a constexpr, an option or a module global changes,
 and the slow path's errors, pointing at the caller's line, for every wrong call.
@@ -19,7 +19,7 @@ import pytest
 
 import tlxc
 from tlxc.frontend.callsite import compiler_frames
-from tlxc.frontend.launch import Launcher
+from tlxc.kernels.launch import Launcher
 
 # these tests drive launches through a fake driver: not meaningful with the real GPU harness
 pytestmark = pytest.mark.interpreter_only

@@ -1,4 +1,4 @@
-"""The hot variant of the fast path (tlxc/frontend/launch.py, ``FastTable.hot``): after a
+"""The hot variant of the fast path (tlxc/kernels/launch.py, ``FastTable.hot``): after a
 trusted launch, the next launch first tries that variant's native guarded launch
 (runtime/native_launch.py), which checks in C what the speculative key would hold and
 launches. These tests check that it launches exactly when the key's way would launch the
@@ -104,7 +104,7 @@ def test_what_the_hot_variant_does_not_take_goes_the_key_way(fake_driver: Any, t
                                                               change: str) -> None:
     """Each change makes another variant (or another path): the guarded launch answers
     None, and the launch is the one the slow path would make."""
-    from tlxc.frontend.launch import Launcher
+    from tlxc.kernels.launch import Launcher
 
     m = load_kernels(SOURCE)
     x, y = torch.Tensor(0x7F0000000000), torch.Tensor(0x7F0000100000)
@@ -165,14 +165,15 @@ def test_emptying_the_cache_or_unloading_forgets_the_hot_variant(fake_driver: An
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     from tlxc.runtime import driver
 
-    from tlxc.frontend.launch import _MISSING
+    from tlxc.kernels.launch import _MISSING
+    from tlxc.kernels.options import KEY_OPTIONS
 
     monkeypatch.setattr(driver, "unload_module", lambda module: None)
     m = load_kernels(SOURCE)
     x, y = torch.Tensor(0x7F0000000000), torch.Tensor(0x7F0000100000)
     a = m.k[(1,)](x, y, 64, 0.5, BLOCK=32)
     hot = m.k._fast.hot[0]
-    options = [_MISSING] * 5  # num_warps, num_stages, num_ctas, maxnreg, waves_per_eu: not given
+    options = [_MISSING] * len(KEY_OPTIONS)  # none of the options that choose the variant given
     n = len(fake_driver.launches)
     assert hot((1,), None, x, y, 64, 0.5, 32, *options) is a and len(fake_driver.launches) == n + 1
     a._loaded.unload()
@@ -301,8 +302,8 @@ def test_the_native_entry_picks_the_slow_paths_variant_for_any_call_shape(fake_d
     native entry, exactly the variant the slow path picks, with the same bytes."""
     import random
 
-    from tlxc.frontend import launch
-    from tlxc.frontend.launch import Launcher
+    from tlxc.kernels import launch
+    from tlxc.kernels.launch import Launcher
 
     hits: list[Any] = []
     real = launch._guarded_launch

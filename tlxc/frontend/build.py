@@ -14,14 +14,15 @@ from .values import wrap
 from .visitor import CodeGenerator
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .kernel import KernelFunction
+    from .function import KernelDef
 
 
-def build_module(kernel: "KernelFunction", specs: dict[str, ArgSpec], constants: dict[str, Any],
-                 num_warps: int) -> tuple[ops.ModuleOp, dict[str, Any]]:
+def build_module(kernel: "KernelDef", specs: dict[str, ArgSpec], constants: dict[str, Any],
+                 num_warps: int) -> tuple[ops.ModuleOp, dict[str, Any], list[KernelDef]]:
     """Walk the kernel's AST with its runtime parameters typed by ``specs`` and its
-    constexprs bound to ``constants``. Returns the module and the module-level globals
-    the kernel read (so that a cached variant can be invalidated when they change)."""
+    constexprs bound to ``constants``. Returns the module, the module-level globals the
+    kernel read (so that a cached variant can be invalidated when they change) and the
+    kernel functions it inlined, at any depth (whose sources the variant depends on)."""
     src = kernel.source
     module = ops.ModuleOp([], [], {"source": src.file}, [Region(Block())], src.loc(src.tree))
     runtime = [p for p in kernel.params if p not in kernel.constexpr_params]
@@ -43,4 +44,4 @@ def build_module(kernel: "KernelFunction", specs: dict[str, ArgSpec], constants:
     builder.loc = src.loc(end)
     builder.create(ops.ReturnOp, [])
     check_named_barriers(module)
-    return module, used
+    return module, used, gen.callees

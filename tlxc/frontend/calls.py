@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import SemanticError
 from ..ir.types import DType, PointerType, TensorDescType
 from ..language import core as tl
+from .function import KernelDef
 from .semantics import RULES, arith
 from .values import Handle, Tensor, describe, is_constexpr, unwrap
 
@@ -48,15 +49,13 @@ class CallMixin(_Base):
         return self.call_value(node, fn)
 
     def call_value(self, node: ast.Call, fn: Any) -> Any:
-        from .kernel import KernelFunction
-
         if isinstance(fn, tl.Builtin):
             if fn.name in ("range", "static_range"):
                 raise self.error(node, "TLXC-SYNTAX-001", f"tl.{fn.name} can only be the iterator of a for loop")
             return self.apply_rule(node, fn.rule, fn.qualname, [])
         if isinstance(fn, BoundMethod):
             return self.apply_rule(node, fn.rule, f"tensor.{fn.rule}", [fn.self_value])
-        if isinstance(fn, KernelFunction):
+        if isinstance(fn, KernelDef):
             return self.inline(node, fn)
         if fn is tl.constexpr:
             args = self.call_args(node)
@@ -113,6 +112,10 @@ class CallMixin(_Base):
     def inline(self, node: ast.Call, fn: Any) -> Any:
         from .visitor import CodeGenerator
 
+        if fn.noinline:
+            raise self.error(node, "TLXC-OPTION-001", f"{fn.__name__} is declared with noinline=True, which tlxc "
+                             "does not support: it inlines every call to a kernel function",
+                             "remove noinline=True (the call is then inlined)")
         if self.inline_depth >= MAX_INLINE_DEPTH:
             raise self.error(node, "TLXC-CALL-002", f"calls nested more than {MAX_INLINE_DEPTH} deep "
                              "(recursive kernel functions are not supported)")
@@ -128,7 +131,10 @@ class CallMixin(_Base):
         # (tutorial 06 passes tiles so), and uses that need a constant report it where they are.
         for name, value in bound.arguments.items():
             scope[name] = unwrap(value)
-        callee = CodeGenerator(fn.source, self.builder, scope, self.inline_depth + 1, self.used_globals, self.loops)
+        if fn not in self.callees:
+            self.callees.append(fn)
+        callee = CodeGenerator(fn.source, self.builder, scope, self.inline_depth + 1, self.used_globals,
+                               self.loops, self.callees)
         callee.visit_block(fn.source.tree.body)
         return callee.ret
 

@@ -63,13 +63,15 @@ class CodeGenerator(ControlFlowMixin, CallMixin, ast.NodeVisitor):
 
     def __init__(self, src: FunctionSource, builder: Builder, scope: dict[str, Any],
                  inline_depth: int = 0, used_globals: dict[str, Any] | None = None,
-                 loops: LoopMemo | None = None) -> None:
+                 loops: LoopMemo | None = None, callees: list[Any] | None = None) -> None:
         self.src = src
         self.builder = builder
         self.ctx = Ctx(builder)
         self.scope: dict[str, Any] = scope
         self.inline_depth = inline_depth
         self.used_globals = used_globals if used_globals is not None else {}
+        # every kernel function inlined, at any depth (the on-disk cache checks their sources)
+        self.callees = callees if callees is not None else []
         self.returned = False
         self.ret: Any = None
         self.loop_depth = 0

@@ -32,8 +32,9 @@ The key, and why equal keys mean the same variant. Per runtime argument three sl
 * anything else (bool, numpy scalars, int subclasses...): its type, its ArgSpec from
   ``spec_of`` itself, None.
 
-Then the constexpr values as given, the options ``num_warps``, ``num_stages``,
-``num_ctas``, ``maxnreg`` and ``waves_per_eu`` as given, and False. After the first launch the
+Then the constexpr values as given, the options that choose the variant
+(``options.KEY_OPTIONS``) as given, and False; a launch naming any other option but ``stream`` takes
+the slow path, which checks it. After the first launch the
 generated code first tries one branch-free expression that assumes each argument is of the kind it was then
 (a third faster; its int slots hold whether the value fits in i32, else its type),
 tagged True, and falls back to the code above where the assumption fails
@@ -78,19 +79,17 @@ import sys
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import CompilationError, TlxcError, clean
+from ..frontend.callsite import caller_location
+from ..frontend.specialize import spec_of
 from ..language.core import constexpr
-from .callsite import caller_location
-from .specialize import spec_of
+from .options import KEY_OPTIONS, compile_options
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .kernel import KernelFunction
+    from .function import KernelFunction
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "ctas_per_cga", "maxnreg", "stream", "debug",
-                  "enable_fp_fusion", "launch_cooperative_grid", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
-# the options a launch uses (the others are accepted and ignored, as before); these choose
-# the variant, ``stream`` only where it runs (``waves_per_eu`` is AMD's: an NVIDIA variant
-# is compiled without it, ``CompileOptions.for_target``)
-_KEY_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu")
+# the options that choose the variant are part of the key; a launch that names any other
+# option (but ``stream``) takes the slow path, which checks it (options.py)
+_KEY_OPTIONS = KEY_OPTIONS
 _MISSING = object()  # an argument not given (never a value a caller can pass)
 _ONE = "equals one"  # the key slot of an int argument equal to 1
 _UNSET = object()
@@ -188,22 +187,16 @@ class Launcher:
         ``grid`` is the grid already run by the fast path (a grid callable runs once per
         launch); ``key``, the fast path's key of this launch, is remembered with the
         variant once it has launched."""
-        from ..compiler import CompileOptions
-
         loc = caller_location()
         try:
             kernel = self.kernel
             values, launch = kernel.bind(args, dict(kwargs), loc)
             dims = normalize_grid(self.grid if grid is _UNSET else grid, dict(values), loc)
             specs, consts = kernel.specialize(values, loc)
-            arch = "sm_90a" if self.interpret else _gpu_arch(loc)
-            options = CompileOptions(arch=arch, num_warps=int(launch.get("num_warps", 4)),
-                                     num_stages=int(launch.get("num_stages", 3)),
-                                     num_ctas=int(launch.get("num_ctas", 1)), maxnreg=launch.get("maxnreg"),
-                                     waves_per_eu=launch.get("waves_per_eu", 0))
-            options.check(loc)
-            options = options.for_target()
-            ck = kernel.get_compiled(specs, consts, options)
+            arch = "sm_90a" if self.interpret else gpu_arch(loc)
+            options = compile_options({k: v for k, v in launch.items() if k != "stream"}, arch, loc)
+            check_clusters(dims, options, loc)
+            ck = kernel.get_compiled(specs, consts, options, disk=not self.interpret)
             runtime = [values[p] for p in kernel.runtime_params]
             if dims[0] * dims[1] * dims[2] == 0:
                 return ck
@@ -221,7 +214,16 @@ class Launcher:
             raise clean(e) from None
 
 
-def _gpu_arch(loc: Any) -> str:
+def check_clusters(dims: tuple[int, int, int], options: Any, loc: Any) -> None:
+    """A grid of clusters must hold whole clusters (the driver refuses others); checked
+    before any compile, for the interpreter too, so that both refuse the same launches."""
+    c = options.cluster_dims
+    if c is not None and any(g % k for g, k in zip(dims, c)):
+        raise CompilationError("TLXC-OPTION-001", f"option ctas_per_cga: the grid {dims} is not a multiple of the "
+                               f"cluster shape {c}; the grid counts blocks, so it must hold whole clusters", loc)
+
+
+def gpu_arch(loc: Any) -> str:
     """The target of the GPU the runtime launches on: the NVIDIA GPU's where there is one,
     else the AMD GPU's (runtime/backend.py)."""
     from ..compiler import TARGETS
@@ -238,37 +240,19 @@ def _gpu_arch(loc: Any) -> str:
 
 
 def _loaded(ck: Any) -> Any:
-    """The runtime kernel of a compiled variant, made once."""
+    """The runtime kernel of a compiled variant, made once from its binary and its launch
+    spec (cluster dims and cooperative launches included)."""
     lk = getattr(ck, "_loaded", None)
     if lk is None:
-        if ck.options.arch.startswith("gfx"):
-            lk = _amd_loaded(ck)
-        else:
-            from ..runtime import LoadedKernel
+        from ..runtime import LoadedKernel
 
+        if ck.options.arch.startswith("gfx"):
+            binary = ck.asm["hsaco"]
+        else:
             binary = ck.asm["cubin"] if ck.asm.get("cubin") is not None or _has(ck, "cubin") else ck.asm["ptx"]
-            lk = LoadedKernel(binary, ck.metadata["name"], [str(s) for s in ck.signature.values()],
-                              num_warps=ck.metadata["num_warps"], shared_bytes=ck.metadata["shared"],
-                              arg_names=list(ck.signature),
-                              metadata={"arch": ck.options.arch, "tma_params": ck.metadata.get("tma_params", []),
-                                        "global_scratch": ck.metadata.get("global_scratch")})
+        lk = LoadedKernel.from_spec(binary, ck.launch_spec)
         ck._loaded = lk
     return lk
-
-
-def _amd_loaded(ck: Any) -> Any:
-    """The runtime kernel of a variant compiled for a gfx target: its code object, and the
-    kernarg layout of the code object's metadata, which the runtime checks its argument
-    plan against."""
-    from ..runtime import AmdLoadedKernel, kernarg_layout
-
-    binary = ck.asm["hsaco"]
-    name = ck.metadata["name"]
-    return AmdLoadedKernel(binary, name, [str(s) for s in ck.signature.values()],
-                           num_warps=ck.metadata["num_warps"], wave_size=ck.metadata["wave_size"],
-                           arg_names=list(ck.signature),
-                           metadata={"arch": ck.options.arch, "shared": ck.metadata["shared"],
-                                     "kernarg": kernarg_layout(ck.asm["amdgcn"], name).to_json()})
 
 
 def _has(ck: Any, key: str) -> bool:
@@ -513,7 +497,6 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
         "__INT": _scalar_types()[0], "__FLOAT": _scalar_types()[1], "__wide": lambda v: spec_of(v, False).type,
         "__opts": lambda *v: {o: x for o, x in zip(opts, v) if x is not _MISSING},
         "__POS": frozenset(positional),
-        "__IGNORED": frozenset(o for o in LAUNCH_OPTIONS if o not in params and o not in opts),  # as bind()
     }
     ns.update((f"__D_{n}", d) for n, d in defaults.items())
 
@@ -623,9 +606,9 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
         src += ["    except __TlxcError as __e:", "        raise __clean(__e) from None", ""]
 
         # -- __rebind: the other shapes -- keywords for positional parameters, some trailing
-        # constexprs by position, options that launches ignore -- bound as
-        # KernelFunction.bind binds them and launched by __launch; a wrong call (an argument
-        # missing, given twice or unknown, too many) goes to the slow path, which raises
+        # constexprs by position -- bound as KernelFunction.bind binds them and launched by
+        # __launch; a wrong call (an argument missing, given twice or unknown, too many) and
+        # an option outside the key go to the slow path, which raises or checks the option
         src.append(f"def __rebind{suffix}(__L, __given, __more, __kwv, __optv, __kw):")
         to_slow = f"return __slow({launcher}, __given, __more, __kwv, __optv, __kw)"  # the call as made
         for names, packed in ((positional, "__given"), (keyword, "__kwv"), (opts, "__optv")):
@@ -643,7 +626,7 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
             src += [f"        if {n!r} in __kw:", f"            if {n} is not __M:", f"                {to_slow}",
                     f"            {n} = __kw[{n!r}]", "            __n -= 1"]
         src += ["        if __n:", "            for __k in __kw:",
-                "                if __k not in __POS and __k not in __IGNORED:", f"                    {to_slow}"]
+                "                if __k not in __POS:", f"                    {to_slow}"]
         if required_pos + required_kw:
             src += [f"    if {' or '.join(f'{n} is __M' for n in required_pos + required_kw)}:", f"        {to_slow}"]
         src += [f"    return __launch{suffix}(__L, {given[1:-1]}{''.join(f'{n}={n}, ' for n in keyword + opts)})", ""]

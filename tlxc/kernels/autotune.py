@@ -22,9 +22,16 @@ memory than a block may have) is timed as infinity and skipped; when none works,
 first config's error is raised.
 
 Under the interpreter (``kernel.interpret[grid]`` or ``TLXC_INTERPRET=1``) nothing is
-timed: CPU times say nothing about the GPU, so the launch uses the first config that
-survives pruning (pre-hooks run as on the GPU). Tests that need another config list it
-first or prune the others.
+timed: CPU times say nothing about the GPU. Every config that survives pruning is
+compiled, so that a config that cannot compile is found there too, and the launch uses
+the first one that compiles (pre-hooks run as on the GPU). Tests that need another config
+list it first or prune the others. ``TLXC_PRINT_AUTOTUNING=1`` prints each choice.
+
+``use_cuda_graph=True`` times each config as a replayed CUDA graph of its launches
+(``tlxc.testing.do_bench_cudagraph``, which needs PyTorch); ``cache_results=True`` keeps
+the choice per tuning key on disk (tune_cache.py), so that another process launches it
+without timing. A ``key`` that names no parameter is left out of the tuning key with a
+warning, as Triton leaves it out.
 """
 
 from __future__ import annotations
@@ -33,10 +40,12 @@ import builtins
 import os
 import sys
 import time
+import warnings
 from typing import Any, Callable, Iterable, Sequence
 
 from ..errors import CompilationError, TlxcError, clean
-from .launch import ENV_GET, ENV_KEY, ENV_OFF, LAUNCH_OPTIONS
+from .launch import ENV_GET, ENV_KEY, ENV_OFF
+from .options import LAUNCH_OPTIONS
 
 # launch options a Config carries besides the four named ones (TLX tutorials set ctas_per_cga)
 _EXTRA_OPTIONS = tuple(o for o in LAUNCH_OPTIONS if o not in ("num_warps", "num_stages", "num_ctas", "maxnreg",
@@ -47,8 +56,10 @@ class Config:
     """One point of an autotuning search, as ``triton.Config``: ``kwargs`` are the
     constexpr arguments it sets, ``num_warps``/``num_stages``/``num_ctas``/``maxnreg`` its
     launch options (``maxnreg=None``: no limit), ``pre_hook(named_args)`` a function run
-    before each launch with this config (tutorials set TMA block shapes there). Other
-    launch options that ``kernel[grid]`` takes (``ctas_per_cga``...) may be given too."""
+    before each launch with this config (tutorials set TMA block shapes there). Every other
+    option that ``kernel[grid]`` takes, TLX's among them (``ctas_per_cga``,
+    ``allowDependentTwoCTA``...), may be given too: a launch with the config honours it or
+    refuses it with an error naming it (options.py)."""
 
     def __init__(self, kwargs: dict[str, Any], num_warps: int = 4, num_stages: int = 3, num_ctas: int = 1,
                  maxnreg: int | None = None, pre_hook: Callable[[dict[str, Any]], Any] | None = None,
@@ -64,6 +75,13 @@ class Config:
         self.maxnreg = maxnreg
         self.pre_hook = pre_hook
         self.options = options
+
+    def __getattr__(self, name: str) -> Any:
+        """The other launch options by name, as TLX's Config has them (``config.ctas_per_cga``):
+        None where not given. A launch with the config honours or refuses each one (options.py)."""
+        if name in _EXTRA_OPTIONS:
+            return self.__dict__.get("options", {}).get(name)
+        raise AttributeError(f"'Config' object has no attribute '{name}'")
 
     def all_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of a launch with this config: ``kwargs`` and the launch
@@ -99,7 +117,7 @@ class _Wrapper:
     ``KernelFunction`` or another wrapper), ``base_fn`` the kernel at the bottom."""
 
     def __init__(self, fn: Any) -> None:
-        from .kernel import KernelFunction
+        from .function import KernelFunction
 
         base = fn
         while isinstance(base, _Wrapper):
@@ -127,13 +145,18 @@ class _Wrapper:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(f"{self.__name__} is a tlxc kernel: launch it with {self.__name__}[grid](...)")
 
-    def run(self, *args: Any, grid: Any, interpret: bool = False, **kwargs: Any) -> Any:
+    def run(self, *args: Any, grid: Any, interpret: bool = False, compile_only: bool = False, **kwargs: Any) -> Any:
         raise NotImplementedError
 
-    def _launch_inner(self, grid: Any, interpret: bool, args: tuple, kwargs: dict[str, Any]) -> Any:
+    def _launch_inner(self, grid: Any, interpret: bool, args: tuple, kwargs: dict[str, Any],
+                      compile_only: bool = False) -> Any:
+        """Launch what this wraps; with ``compile_only``, find or compile the variant the
+        launch would use and return it, running nothing (the interpreter's autotuning)."""
         fn = self.fn
         if isinstance(fn, _Wrapper):
-            return fn.run(*args, grid=grid, interpret=interpret, **kwargs)
+            return fn.run(*args, grid=grid, interpret=interpret, compile_only=compile_only, **kwargs)
+        if compile_only:
+            return fn.variant_for(args, kwargs, grid, interpret)
         return (fn.interpret[grid] if interpret else fn[grid])(*args, **kwargs)
 
 
@@ -199,7 +222,12 @@ class Autotuner(_Wrapper):
             if not isinstance(c, Config):
                 raise TypeError(f"autotune configs must be tlxc.Config objects, got {c!r}")
         self.keys = list(key)
-        for names, what in ((self.keys, "key"), (reset_to_zero or (), "reset_to_zero"),
+        ignored = [k for k in self.keys if k not in self.arg_names]
+        if ignored:  # as Triton, which leaves such names out of the tuning key
+            warnings.warn(f"autotune key of {self.__name__} names {ignored}, which are not parameters of it "
+                          f"(parameters: {', '.join(self.arg_names)}); they are left out of the tuning key",
+                          stacklevel=3)
+        for names, what in (((), "key"), (reset_to_zero or (), "reset_to_zero"),
                             (restore_value or (), "restore_value")):
             unknown = [k for k in names if k not in self.arg_names]
             if unknown:
@@ -218,10 +246,11 @@ class Autotuner(_Wrapper):
         self.perf_model = prune.get("perf_model")
         self.configs_top_k = prune.get("top_k", 1.0)
         self.warmup, self.rep = warmup, rep
-        # CUDA graphs and the on-disk result cache are accepted for compatibility; timing
-        # uses events (graphs would only lower the noise of very short kernels).
-        self.use_cuda_graph = use_cuda_graph
-        self.cache_results = cache_results
+        # use_cuda_graph: each config is timed as a replayed CUDA graph of its launches
+        # (testing.do_bench_cudagraph); cache_results: the choice per tuning key is kept on
+        # disk (tune_cache.py), so that another process does not time the configs again
+        self.use_cuda_graph = bool(use_cuda_graph)
+        self.cache_results = bool(cache_results)
         self._do_bench = do_bench
         self.cache: dict[tuple, Config] = {}
         self._interpret_cache: dict[tuple, Config] = {}
@@ -257,6 +286,10 @@ class Autotuner(_Wrapper):
         ``tlxc.testing.do_bench`` with ``warmup`` and ``rep``)."""
         if self._do_bench is not None:
             return self._do_bench(fn, quantiles=quantiles)
+        if self.use_cuda_graph:
+            from ..testing import do_bench_cudagraph
+
+            return do_bench_cudagraph(fn, rep=100 if self.rep is None else self.rep, quantiles=quantiles)
         from ..testing import do_bench
 
         return do_bench(fn, warmup=25 if self.warmup is None else self.warmup,
@@ -318,7 +351,7 @@ class Autotuner(_Wrapper):
         key += [str(v.dtype) for v in named.values() if hasattr(v, "dtype")]
         return tuple(key)
 
-    def run(self, *args: Any, grid: Any, interpret: bool = False, **kwargs: Any) -> Any:
+    def run(self, *args: Any, grid: Any, interpret: bool = False, compile_only: bool = False, **kwargs: Any) -> Any:
         """Choose the config for these arguments (tuning on a new key), then launch with it."""
         for c in self.configs:
             conflicts = sorted(set(kwargs) & set(c.kwargs))
@@ -334,7 +367,7 @@ class Autotuner(_Wrapper):
             key = self.tuning_key(nargs, kwargs)
             config = self._interpret_cache.get(key)  # type: ignore[assignment]
             if config is None:
-                config = self._interpret_cache[key] = self.prune_configs(nargs, kwargs)[0]
+                config = self._interpret_cache[key] = self._choose_compiling(grid, args, kwargs, nargs, verbose)
         else:
             key = self.tuning_key(nargs, kwargs)
             config = self.cache.get(key)  # type: ignore[assignment]
@@ -345,13 +378,58 @@ class Autotuner(_Wrapper):
         if verbose and tuned:
             print(f"tlxc autotuning for function {self.__name__} finished after {self.bench_time:.2f}s; "
                   f"best config selected: {config};")
+        if compile_only:
+            return self._launch_inner(grid, interpret, args, {**kwargs, **config.all_kwargs()}, compile_only=True)
         if config.pre_hook is not None:
             config.pre_hook({**nargs, **kwargs, **config.all_kwargs()})
         return self._launch_inner(grid, interpret, args, {**kwargs, **config.all_kwargs()})
 
+    def _choose_compiling(self, grid: Any, args: tuple, kwargs: dict[str, Any], nargs: dict[str, Any],
+                          verbose: bool) -> Config:
+        """The interpreter's choice: CPU times say nothing about the GPU, so nothing is
+        timed; every config left by pruning is compiled (so that one that cannot compile is
+        found as on the GPU, and skipped), and the first that compiles is chosen. When none
+        compiles, the first one's error is raised."""
+        configs = self.prune_configs(nargs, kwargs)
+        start = time.time()
+        failures: dict[Config, BaseException] = {}
+        for c in configs:
+            try:
+                self._launch_inner(grid, True, args, {**kwargs, **c.all_kwargs()}, compile_only=True)
+            except Exception as e:
+                if not _is_config_failure(e):
+                    raise
+                failures[c] = e
+                if verbose:
+                    print(f"Autotuning kernel {self.__name__}: config {c} does not compile: {e}")
+        self.bench_time = time.time() - start
+        self.configs_timings = None
+        ok = [c for c in configs if c not in failures]
+        if not ok:
+            first = failures[configs[0]]
+            if isinstance(first, TlxcError):
+                raise clean(first) from None
+            raise first
+        if verbose:
+            print(f"tlxc autotuning for function {self.__name__} in the interpreter (nothing timed): "
+                  f"{len(ok)} of {len(configs)} configs compile; config selected: {ok[0]};")
+        return ok[0]
+
     def _tune(self, key: tuple, grid: Any, args: tuple, kwargs: dict[str, Any], nargs: dict[str, Any],
               verbose: bool) -> Config:
         configs = self.prune_configs(nargs, kwargs)
+        stored = None
+        if self.cache_results:
+            from . import tune_cache
+
+            stored = tune_cache.results_key(self.base_fn, key, configs)
+            best = tune_cache.load(stored, configs) if stored is not None else None
+            if best is not None:
+                self.cache[key] = best
+                self.bench_time = 0.0
+                if verbose:
+                    print(f"tlxc autotuning for function {self.__name__}: config read from the cache: {best};")
+                return best
         start = time.time()
         timings: dict[Config, tuple[float, ...]] = {}
         first_error: BaseException | None = None
@@ -367,6 +445,8 @@ class Autotuner(_Wrapper):
             raise first_error
         best = builtins.min(timings, key=timings.__getitem__)
         self.cache[key] = best
+        if stored is not None:
+            tune_cache.store(stored, configs, best, timings)
         self._pre_hook({**nargs, **kwargs, **best.all_kwargs()}, reset_only=True)
         return best
 
@@ -408,10 +488,10 @@ class Heuristics(_Wrapper):
     def __repr__(self) -> str:
         return f"<tlxc kernel {self.__qualname__} with heuristics for {', '.join(self.values)}>"
 
-    def run(self, *args: Any, grid: Any, interpret: bool = False, **kwargs: Any) -> Any:
+    def run(self, *args: Any, grid: Any, interpret: bool = False, compile_only: bool = False, **kwargs: Any) -> Any:
         for name, heur in self.values.items():
             kwargs[name] = heur({**dict(zip(self.arg_names, args)), **kwargs})
-        return self._launch_inner(grid, interpret, args, kwargs)
+        return self._launch_inner(grid, interpret, args, kwargs, compile_only)
 
 
 def heuristics(values: dict[str, Callable[[dict[str, Any]], Any]]) -> Callable[[Any], Heuristics]:

@@ -10,34 +10,33 @@ from types import FunctionType
 from typing import Any, Callable, Sequence
 
 from ..errors import CompilationError, SemanticError, TlxcError, clean
+from ..frontend.callsite import caller_location
+from ..frontend.function import KernelDef
+from ..frontend.specialize import ArgSpec, parse_signature, spec_of
+from ..knobs import always_compile
 from ..language.core import constexpr
-from .callsite import caller_location
-from .launch import ENV_GET, ENV_KEY, ENV_OFF, LAUNCH_OPTIONS, FastTable, Launcher, make_fast_launch, subscript
-from .source import FunctionSource, parse_function
-from .specialize import ArgSpec, parse_signature, spec_of
+from .launch import (
+    ENV_GET,
+    ENV_KEY,
+    ENV_OFF,
+    FastTable,
+    Launcher,
+    gpu_arch,
+    make_fast_launch,
+    normalize_grid,
+    subscript,
+)
+from .options import LAUNCH_OPTIONS, compile_options
+from .variants import VariantCache, global_value
 
 
-def _is_constexpr_annotation(ann: Any) -> bool:
-    if ann is constexpr:
-        return True
-    return isinstance(ann, str) and ann.replace(" ", "").split(".")[-1] == "constexpr"
-
-
-class KernelFunction:
-    """A kernel (or a helper that kernels call, which is inlined)."""
+class KernelFunction(KernelDef):
+    """A kernel (or a helper that kernels call, which is inlined), with its compiled
+    variants and how it is launched."""
 
     def __init__(self, fn: Callable[..., Any], do_not_specialize: Sequence[Any] = (),
                  noinline: bool = False, debug: bool | None = None) -> None:
-        self.fn = fn
-        self.__name__ = fn.__name__
-        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
-        self.__doc__ = fn.__doc__
-        self.__module__ = fn.__module__
-        self.__wrapped__ = fn
-        self.signature = inspect.signature(fn)
-        self.params = list(self.signature.parameters)
-        self.constexpr_params = {n for n, p in self.signature.parameters.items()
-                                 if _is_constexpr_annotation(p.annotation)}
+        super().__init__(fn, noinline)
         names = set()
         for d in do_not_specialize:
             names.add(self.params[d] if isinstance(d, int) else d)
@@ -46,7 +45,6 @@ class KernelFunction:
             raise TypeError(f"do_not_specialize names unknown parameters: {sorted(unknown)}")
         self.do_not_specialize = names
         self.debug = debug
-        self._source: FunctionSource | None = None
         # launch.py: the fast path's table of ready variants, its launchers by grid of ints,
         # its generated functions and the argument kinds they speculate on (from the first launch)
         self._fast = FastTable()
@@ -54,25 +52,11 @@ class KernelFunction:
         self._fast_fns: Any = ()  # () until made, None where the kernel has none
         self._fast_kinds: tuple[str, ...] | None = None  # the argument kinds it speculates on
         self._fast_trusted = False  # whether its hits launch through launch_trusted (launch._trusted_kinds)
-        self.cache = _VariantCache()
+        self.cache = VariantCache()
         self.last_compiled: Any = None
 
     def __repr__(self) -> str:
         return f"<tlxc kernel {self.__qualname__}>"
-
-    @property
-    def source(self) -> FunctionSource:
-        if self._source is None:
-            try:
-                self._source = parse_function(self.fn)
-            except (OSError, TypeError) as e:
-                raise CompilationError("TLXC-SYNTAX-001", f"cannot read the source of {self.__name__}: {e}",
-                                       None, "kernels must be defined in a .py file") from None
-        return self._source
-
-    @property
-    def runtime_params(self) -> list[str]:
-        return [p for p in self.params if p not in self.constexpr_params]
 
     @property
     def cache(self) -> dict[Any, Any]:
@@ -83,7 +67,7 @@ class KernelFunction:
 
     @cache.setter
     def cache(self, value: dict[Any, Any]) -> None:
-        self._cache = value if isinstance(value, _VariantCache) else _VariantCache(value)
+        self._cache = value if isinstance(value, VariantCache) else VariantCache(value)
         self._cache.fast = self._fast
         self._fast.clear()
 
@@ -159,7 +143,12 @@ class KernelFunction:
                     raise CompilationError(e.code, f"argument '{name}': {e.message}", loc, e.help) from None
         return specs, consts
 
-    def get_compiled(self, specs: dict[str, ArgSpec], consts: dict[str, Any], options: Any) -> Any:
+    def get_compiled(self, specs: dict[str, ArgSpec], consts: dict[str, Any], options: Any,
+                     disk: bool = False) -> Any:
+        """The variant for these specializations and options: from memory (if the module
+        globals it read still hold their values), else with ``disk`` from the on-disk
+        cache (disk.py), else compiled (and, with ``disk``, stored there once its binary
+        is made)."""
         from ..compiler import compile_kernel
 
         try:
@@ -169,11 +158,24 @@ class KernelFunction:
             raise CompilationError("TLXC-LAUNCH-003", "constexpr values must be hashable (numbers, strings, "
                                    "dtypes, tuples)", caller_location()) from None
         ck = self.cache.get(key)
-        if ck is not None and all(_global_value(k) == v for k, v in ck.used_globals.items()):
+        if ck is not None and all(global_value(k) == v for k, v in ck.used_globals.items()):
             return ck
         reason = self._recompile_reason(specs, consts, options, ck)
+        disk_key = None
+        if disk:
+            from . import disk as on_disk
+
+            disk_key = on_disk.variant_key(self, specs, consts, options)
+            read = disk_key is not None and not always_compile()  # tlxc.knobs.compilation.always_compile
+            found = on_disk.load(self, disk_key, specs, consts, options) if read else None
+            if found is not None:
+                found.recompile_reason = reason
+                self.cache[key] = self.last_compiled = found
+                return found
         ck = compile_kernel(self, specs, consts, options)
         ck.recompile_reason = reason
+        if disk_key is not None:
+            _store_when_built(ck, disk_key)
         self.cache[key] = ck
         self.last_compiled = ck
         return ck
@@ -183,7 +185,7 @@ class KernelFunction:
         """Why a launch compiled a new variant, in terms of the arguments that differ from
         the variant compiled last (empty for the first compile)."""
         if stale is not None:
-            changed = [k for k, v in stale.used_globals.items() if _global_value(k) != v]
+            changed = [k for k, v in stale.used_globals.items() if global_value(k) != v]
             return "module globals changed: " + ", ".join(changed)
         prev = getattr(self, "last_compiled", None)
         if prev is None:
@@ -227,80 +229,93 @@ class KernelFunction:
                 num_warps: int = 4, num_ctas: int = 1, num_stages: int = 3, debug: bool = False,
                 **launch_options: Any) -> Any:
         """Compile ahead of time for ``arch``. ``signature`` is Triton's string form
-        (``"*fp16:16,i32,fp32"``) or a dict; ``constants`` gives the constexprs."""
-        from ..compiler import CompileOptions
-
+        (``"*fp16:16,i32,fp32"``) or a dict; ``constants`` gives the constexprs; every
+        launch option is taken (options.py) and honoured or refused."""
         loc = caller_location()
         try:
-            options = CompileOptions(arch, num_warps, num_ctas, num_stages, debug,
-                                     maxnreg=launch_options.get("maxnreg"),
-                                     waves_per_eu=launch_options.get("waves_per_eu", 0))
-            options.check(loc)
-            options = options.for_target()
-            for k in launch_options:
-                if k not in LAUNCH_OPTIONS:
-                    raise CompilationError("TLXC-CALL-002", f"unknown compile option '{k}'", loc)
+            given = {"num_warps": num_warps, "num_ctas": num_ctas, "num_stages": num_stages, "debug": debug,
+                     **launch_options}
+            given.pop("stream", None)  # where a launch runs, not what is compiled
+            options = compile_options(given, _check_arch(arch, loc), loc)
             specs, consts = self.resolve_aot(signature, constants, loc)
             return self.get_compiled(specs, consts, options)
         except TlxcError as e:
             raise clean(e) from None
 
     def warmup(self, *args: Any, grid: Any = None, **kwargs: Any) -> Any:
+        """Compile (or find) the variant that ``kernel[grid](*args, **kwargs)`` would launch,
+        without launching it, as Triton's ``warmup``: the same arguments, constexprs and
+        options, the grid checked (a callable is called with the arguments). The target is
+        ``arch=``/``target=`` if given, else the interpreter's under TLXC_INTERPRET, else
+        this machine's GPU. Returns the compiled variant."""
+        try:
+            return self.variant_for(args, kwargs, grid, None)
+        except TlxcError as e:
+            raise clean(e) from None
+
+    def variant_for(self, args: tuple, kwargs: dict[str, Any], grid: Any, interpret: bool | None) -> Any:
+        """The variant a launch with these arguments would use, found or compiled, nothing
+        run. ``interpret``: for the interpreter, for the GPU, or (None) as ``kernel[grid]``
+        decides (TLXC_INTERPRET); ``arch=`` or ``target=`` among ``kwargs`` choose the target."""
         loc = caller_location()
-        values, _ = self.bind(args, dict(kwargs), loc)
+        kwargs = dict(kwargs)
+        arch = kwargs.pop("arch", None)
+        target = kwargs.pop("target", None)
+        if target is not None:  # Triton's GPUTarget, or a name
+            arch = arch or _target_arch(target, loc)
+        values, launch = self.bind(args, kwargs, loc)
+        if interpret is None:
+            interpret = arch is None and ENV_GET(ENV_KEY) not in ENV_OFF
+        if arch is None:
+            arch = "sm_90a" if interpret else gpu_arch(loc)
+        options = compile_options({k: v for k, v in launch.items() if k != "stream"}, _check_arch(arch, loc), loc)
+        if grid is not None:
+            from .launch import check_clusters
+
+            check_clusters(normalize_grid(grid, dict(values), loc), options, loc)
         specs, consts = self.specialize(values, loc)
-        from ..compiler import CompileOptions
-
-        return self.get_compiled(specs, consts, CompileOptions(arch="sm_90a"))
+        return self.get_compiled(specs, consts, options, disk=not interpret)
 
 
-class _VariantCache(dict):
-    """``KernelFunction.cache``: a dict that empties the fast table (``fast``) when an
-    entry is replaced or removed (a new one leaves the table as it is)."""
+def _check_arch(arch: Any, loc: Any) -> str:
+    from ..compiler import TARGETS
 
-    fast: dict[Any, Any] | None = None
-
-    def _changed(self) -> None:
-        if self.fast is not None:
-            self.fast.clear()
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        if key in self:
-            self._changed()
-        super().__setitem__(key, value)
-
-    def __delitem__(self, key: Any) -> None:
-        super().__delitem__(key)
-        self._changed()
-
-    def clear(self) -> None:
-        super().clear()
-        self._changed()
-
-    def pop(self, *args: Any) -> Any:
-        self._changed()
-        return super().pop(*args)
-
-    def popitem(self) -> Any:
-        self._changed()
-        return super().popitem()
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        super().update(*args, **kwargs)
-        self._changed()
-
-    def setdefault(self, key: Any, default: Any = None) -> Any:
-        self._changed()
-        return super().setdefault(key, default)
+    if arch not in TARGETS:
+        raise CompilationError("TLXC-CLI-001", f"unknown target architecture {arch!r}; choose one of "
+                               f"{', '.join(TARGETS)}", loc)
+    return arch
 
 
-def _global_value(qualified: str) -> Any:
-    import sys
+def _target_arch(target: Any, loc: Any) -> str:
+    """The tlxc target of Triton's ``GPUTarget`` (``backend``, ``arch``: 90 or "gfx942")
+    or of a target name."""
+    if isinstance(target, str):
+        return target
+    backend, arch = getattr(target, "backend", None), getattr(target, "arch", None)
+    if backend == "cuda" and isinstance(arch, int):
+        return f"sm_{arch}a" if arch in (90, 100) else f"sm_{arch}"
+    if backend == "hip" and isinstance(arch, str):
+        return arch
+    raise CompilationError("TLXC-CLI-001", f"cannot read the target {target!r}: give arch='sm_90a' (or another "
+                           "tlxc target)", loc)
 
-    module, _, name = qualified.rpartition(".")
-    mod = sys.modules.get(module)
-    v = getattr(mod, name, None) if mod is not None else None
-    return v.value if isinstance(v, constexpr) else v
+
+def _store_when_built(ck: Any, key: str) -> None:
+    """Store ``ck`` on disk once the launch path has made its binary: wraps the producer
+    of its outputs, so that the store costs nothing until then and happens once."""
+    from . import disk as on_disk
+
+    binary = "hsaco" if ck.options.arch.startswith("gfx") else "cubin"
+    produce = ck.asm.producer
+
+    def producer(name: str) -> bool:
+        made = produce(name)
+        if binary in ck.asm and ck.asm.producer is producer:  # made now, with whatever output was asked for
+            ck.asm.producer = produce
+            on_disk.store(ck, key)
+        return made
+
+    ck.asm.producer = producer
 
 
 class _InterpretIndexer:
@@ -314,12 +329,18 @@ class _InterpretIndexer:
 def kernel(fn: Callable[..., Any] | None = None, *, do_not_specialize: Sequence[Any] = (), noinline: bool = False,
            debug: bool | None = None, **ignored: Any) -> Any:
     """Decorator: ``@tlxc.kernel`` or ``@tlxc.kernel(do_not_specialize=["n"])``."""
-    if ignored:
-        unknown = set(ignored) - {"repr", "launch_metadata", "do_not_specialize_on_alignment"}
-        if unknown:
-            raise TypeError(f"tlxc.kernel got unknown options {sorted(unknown)}")
+    # Triton's profiling hooks (``repr``, ``launch_metadata``) are kept on the kernel: Triton
+    # calls them only for an attached profiler, and tlxc has none to call them for.
+    # ``do_not_specialize_on_alignment``: those arguments are not specialized at all (no
+    # alignment or divisibility assumed), which is what the option protects.
+    unknown = set(ignored) - {"repr", "launch_metadata", "do_not_specialize_on_alignment"}
+    if unknown:
+        raise TypeError(f"tlxc.kernel got unknown options {sorted(unknown)}")
+    no_align = tuple(ignored.get("do_not_specialize_on_alignment") or ())
 
     def wrap(f: Callable[..., Any]) -> KernelFunction:
-        return KernelFunction(f, do_not_specialize, noinline, debug)
+        k = KernelFunction(f, tuple(do_not_specialize) + no_align, noinline, debug)
+        k.repr, k.launch_metadata = ignored.get("repr"), ignored.get("launch_metadata")
+        return k
 
     return wrap(fn) if fn is not None else wrap

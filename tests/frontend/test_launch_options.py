@@ -1,0 +1,164 @@
+"""Launch and compile options (tlxc/kernels/options.py): each one is honoured or refused
+with an error naming it, on every path -- ``kernel[grid]`` (slow and fast), the
+interpreter, ``compile``, ``warmup`` and an autotune ``Config``.
+
+Runs on the CPU with the fake driver of tests/conftest.py (launches are recorded)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from tlxc.runtime import LaunchError
+
+import tlxc
+from tlxc import CompilationError
+
+pytestmark = pytest.mark.interpreter_only
+
+
+class FakeTensor:
+    def __init__(self, ptr: int, dtype: Any = np.float32) -> None:
+        self.ptr = ptr
+        self.dtype = np.dtype(dtype)
+
+    def data_ptr(self) -> int:
+        return self.ptr
+
+
+SOURCE = """
+@tlxc.jit
+def k(x, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.load(x + offs, mask=offs < n) + 1.0, mask=offs < n)
+
+
+@tlxc.jit(noinline=True)
+def helper(x):
+    return x + 1
+
+
+@tlxc.jit
+def calls_noinline(x, n):
+    helper(n)  # the call
+
+
+@tlxc.autotune(configs=[tlxc.Config({"BLOCK": 64}, allowDependentTwoCTA=True, ctas_per_cga=(2, 1, 1))], key=["n"])
+@tlxc.jit
+def tuned(x, n, BLOCK: tl.constexpr):
+    pass
+"""
+
+
+def _refused(excinfo: Any, option: str, words: str) -> None:
+    e = excinfo.value
+    assert e.code == "TLXC-OPTION-001" and f"option {option}:" in e.message and words in e.message, e.message
+
+
+def test_num_ctas_above_one_is_refused_everywhere(load_kernels: Any, fake_driver: Any) -> None:
+    m = load_kernels(SOURCE)
+    x = np.zeros(64, np.float32)
+    with pytest.raises(CompilationError) as ei:
+        m.k.interpret[(1,)](x, 64, BLOCK=64, num_ctas=2)
+    _refused(ei, "num_ctas", "num_ctas > 1 is not supported yet")
+    assert "test_launch_options.py" in str(ei.value)  # points at the caller's line
+    with pytest.raises(CompilationError) as ei:
+        m.k[(1,)](FakeTensor(4096), 64, BLOCK=64, num_ctas=2)
+    _refused(ei, "num_ctas", "not supported yet")
+    with pytest.raises(CompilationError) as ei:
+        m.k.compile("*fp32:16,i32", {"BLOCK": 64}, num_ctas=4)
+    _refused(ei, "num_ctas", "not supported yet")
+    assert fake_driver.launches == []
+
+
+def test_ctas_per_cga_launches_clusters(load_kernels: Any, fake_driver: Any) -> None:
+    m = load_kernels(SOURCE)
+    ck = m.k[(4,)](FakeTensor(4096), 64, BLOCK=64, ctas_per_cga=(2, 1, 1))
+    assert ck.options.cluster_dims == (2, 1, 1) and ck.launch_spec.cluster_dims == (2, 1, 1)
+    lk = ck._loaded
+    assert lk.cluster_dims == (2, 1, 1) and "cfg" in lk.launch_source  # cuLaunchKernelEx's config
+    assert [g for g, _, _ in fake_driver.launches] == [(4, 1, 1)]
+    plain = m.k[(4,)](FakeTensor(4096), 64, BLOCK=64)
+    assert plain is not ck and plain._loaded.cluster_dims is None  # another variant: the option is in the key
+    again = m.k[(4,)](FakeTensor(4096), 64, BLOCK=64, ctas_per_cga=(2, 1, 1))  # the fast path keys on it
+    assert again is ck and len(fake_driver.launches) == 3
+    with pytest.raises(LaunchError, match="not a multiple of the cluster dims"):  # a fast-path hit: the runtime checks
+        m.k[(3,)](FakeTensor(4096), 64, BLOCK=64, ctas_per_cga=(2, 1, 1))
+    with pytest.raises(CompilationError) as ei:  # a new variant: the slow path checks before compiling
+        m.k[(3,)](FakeTensor(4096), 64, BLOCK=128, ctas_per_cga=(2, 1, 1))
+    _refused(ei, "ctas_per_cga", "not a multiple of the cluster shape")
+    with pytest.raises(CompilationError) as ei:
+        m.k.interpret[(3,)](np.zeros(64, np.float32), 64, BLOCK=64, ctas_per_cga=(2,))
+    _refused(ei, "ctas_per_cga", "not a multiple")
+    with pytest.raises(CompilationError) as ei:
+        m.k[(16,)](FakeTensor(4096), 64, BLOCK=64, ctas_per_cga=(16, 1, 1))
+    _refused(ei, "ctas_per_cga", "at most 8")
+    with pytest.raises(CompilationError) as ei:
+        m.k.compile("*fp32:16,i32", {"BLOCK": 64}, arch="gfx942", ctas_per_cga=(2, 1, 1))
+    _refused(ei, "ctas_per_cga", "not supported on gfx942")
+
+
+def test_cooperative_launch_reaches_the_loader(load_kernels: Any, fake_driver: Any) -> None:
+    m = load_kernels(SOURCE)
+    ck = m.k[(2,)](FakeTensor(4096), 64, BLOCK=64, launch_cooperative_grid=True)
+    assert ck.launch_spec.cooperative and ck._loaded.cooperative and "cfg" in ck._loaded.launch_source
+    with pytest.raises(CompilationError) as ei:
+        m.k.compile("*fp32:16,i32", {"BLOCK": 64}, arch="gfx950", launch_cooperative_grid=True)
+    _refused(ei, "launch_cooperative_grid", "not supported on gfx950")
+
+
+def test_options_outside_the_key_are_checked_on_the_fast_path_too(load_kernels: Any, fake_driver: Any) -> None:
+    m = load_kernels(SOURCE)
+    x = FakeTensor(4096)
+    m.k[(1,)](x, 64, BLOCK=64)
+    m.k[(1,)](x, 64, BLOCK=64)  # the variant is now in the fast table
+    with pytest.raises(CompilationError) as ei:
+        m.k[(1,)](x, 64, BLOCK=64, enable_fp_fusion=False)
+    _refused(ei, "enable_fp_fusion", "cannot forbid the contraction")
+    with pytest.raises(CompilationError) as ei:
+        m.k[(1,)](x, 64, BLOCK=64, multicast=True)
+    _refused(ei, "multicast", "TMA multicast")
+    m.k[(1,)](x, 64, BLOCK=64, enable_fp_fusion=True, debug=True, matrix_instr_nonkdim=16)  # defaults; AMD's on NVIDIA
+    assert len(fake_driver.launches) == 3
+    with pytest.raises(CompilationError) as ei:
+        m.k.compile("*fp32:16,i32", {"BLOCK": 64}, arch="gfx942", matrix_instr_nonkdim=16)
+    _refused(ei, "matrix_instr_nonkdim", "MFMA instruction shape")
+    with pytest.raises(CompilationError) as ei:
+        m.k.compile("*fp32:16,i32", {"BLOCK": 64}, frobnicate=1)
+    _refused(ei, "frobnicate", "unknown option")
+
+
+def test_a_config_takes_tlx_options_and_refuses_them_when_used(load_kernels: Any) -> None:
+    m = load_kernels(SOURCE)  # no TypeError at import: Config takes every option of TLX's
+    c = tlxc.Config({"BLOCK": 64}, ctas_per_cga=(2, 1, 1), allowDependentTwoCTA=True)
+    assert c.ctas_per_cga == (2, 1, 1) and c.allowDependentTwoCTA is True
+    with pytest.raises(CompilationError) as ei:
+        m.tuned.interpret[(2,)](np.zeros(64, np.float32), 64)
+    _refused(ei, "allowDependentTwoCTA", "two-CTA")
+
+
+def test_noinline_is_refused_at_the_call(load_kernels: Any) -> None:
+    m = load_kernels(SOURCE)
+    with pytest.raises(CompilationError) as ei:
+        m.calls_noinline.compile("*fp32:16,i32")
+    e = ei.value
+    assert e.code == "TLXC-OPTION-001" and "noinline=True" in e.message
+    assert e.loc.line == 18  # the call (load_kernels adds 3 header lines)
+
+
+def test_warmup_honours_its_arguments(load_kernels: Any, fake_driver: Any) -> None:
+    m = load_kernels(SOURCE)
+    x = FakeTensor(4096)
+    ck = m.k.warmup(x, 64, BLOCK=64, num_warps=8, grid=(1,))
+    assert ck.options.arch == "sm_90a" and ck.options.num_warps == 8  # the (fake) device's target
+    assert fake_driver.launches == []  # compiled, not launched
+    amd = m.k.warmup(x, 64, BLOCK=64, arch="gfx942", num_warps=2)
+    assert amd.options.arch == "gfx942" and amd.options.num_warps == 2
+    assert m.k[(1,)](x, 64, BLOCK=64, num_warps=8) is ck  # the launch finds the warmed-up variant
+    with pytest.raises(CompilationError) as ei:
+        m.k.warmup(x, 64, BLOCK=64, grid=(3,), ctas_per_cga=(2, 1, 1))
+    _refused(ei, "ctas_per_cga", "not a multiple")
+    with pytest.raises(CompilationError) as ei:
+        m.k.warmup(x, 64, BLOCK=64, num_ctas=2)
+    _refused(ei, "num_ctas", "not supported yet")
