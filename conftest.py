@@ -79,7 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
         import numpy as np
 
         import tlxc
-        from tlxc.frontend import kernel as kmod
+        from tlxc.kernels import launch as kmod
 
         original = kmod.Launcher.__call__
 
