@@ -110,6 +110,7 @@ def test_tall_block_is_two_messages(mod: Any) -> None:
     assert [int(o or 0) for o in loads] == [0, 256 * 64 * 2]  # rows 0-255, then rows 256-511
 
 
+@pytest.mark.interpreter_only  # the interpreter runs what the NVIDIA code generator refuses
 def test_split_that_would_miscopy_is_refused(mod: Any) -> None:
     with pytest.raises(tlxc.CompilationError) as info:
         mod.wide_rows.compile(SIG, {"R": 4, "C": 512}, arch="sm_90a").asm["ptx"]
