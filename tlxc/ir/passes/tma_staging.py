@@ -10,6 +10,12 @@ so every use starts at phase 0, also inside loops.
 
 The interpreter runs the original ops; code generators that have TMA run this pass
 before buffer layouts are assigned.
+
+Expects: the canonicalized tile IR of a target with TMA (``options.target.has.tma``); a
+target without it leaves the module as it is.
+Guarantees: no ``descriptor_load`` / ``descriptor_store`` remains; what replaces them
+reads and writes the same elements.
+Refuses: nothing.
 """
 
 from __future__ import annotations
@@ -77,6 +83,8 @@ def _builder_before(op: Operation) -> Builder:
 
 
 def run(module: Operation, options: PassOptions) -> Operation:
+    if not options.target.has.tma:
+        return module
     for op in list(module.walk()):
         if isinstance(op, DescriptorLoadOp):
             _stage_load(op)
