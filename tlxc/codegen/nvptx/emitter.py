@@ -20,8 +20,9 @@ accumulator that an MMA still writes.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ...errors import CompilationError, InternalCompilerError
 from ...ir import ops
@@ -29,7 +30,7 @@ from ...ir.core import Block, Operation, Value
 from ...ir.layout.common import all_register_coords, thread_terms
 from ...ir.layout.linear import LinearLayout
 from ...ir.types import BarrierType, DType, MemDescType, PointerType, TileType, TokenType, Type
-from .instructions import PtxOperandError, bar_sync
+from .instructions import PtxOperandError, bar_sync, bar_warp_sync
 from .isa import NvidiaTarget
 from .ptx import PtxFunction, Reg, reg_class
 
@@ -54,6 +55,28 @@ class TileRegs:
     regs: list[Reg]
     layout: LinearLayout | None = None
     packed: bool = False  # two 16-bit elements per 32-bit register (module docstring)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Who runs the code being emitted: warps ``[first_warp, first_warp + num_warps)`` of
+    the CTA. A rule that synchronizes or asks for a thread id asks the emitter's scope, so
+    that the same rule is right inside any warp-specialized partition: the scope's
+    barrier is ``bar.sync 0`` for the whole CTA, ``bar.sync id, threads`` on the
+    partition's own hardware barrier (``barrier_id``), or ``bar.warp.sync`` for one warp
+    (``barrier_id`` None); its thread ids count from its first warp."""
+
+    first_warp: int
+    num_warps: int
+    barrier_id: int | None = 0
+    whole_cta: bool = True
+
+    def barrier(self) -> str:
+        if self.whole_cta:
+            return bar_sync(0)
+        if self.barrier_id is None:
+            return bar_warp_sync()
+        return bar_sync(self.barrier_id, self.num_warps * 32)
 
 
 @dataclass
@@ -84,6 +107,27 @@ class Emitter:
     # ``arange``): name -> (base, constant). Address arithmetic scales the base once and adds
     # the constant in bytes, which ptxas folds into the access's immediate offset.
     offset_of: dict[str, tuple[Reg, int]] = field(default_factory=dict)
+    # the warps that run the code being emitted (``enter``), and each scope's per-thread values
+    scope: Scope | None = None
+    _scoped: dict[Scope, tuple[dict, dict]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.scope is None:
+            self.scope = Scope(0, self.num_warps)
+        self._scoped[self.scope] = (self._special, self._coords)
+
+    @contextmanager
+    def enter(self, scope: Scope) -> Iterator[None]:
+        """Emit for ``scope`` (a partition's warps): its thread ids, barriers and per-thread
+        values (``special``, ``thread_xor``... are kept per scope), and its warp count for
+        layouts."""
+        saved = (self.scope, self.num_warps, self._special, self._coords)
+        self.scope, self.num_warps = scope, scope.num_warps
+        self._special, self._coords = self._scoped.setdefault(scope, ({}, {}))
+        try:
+            yield
+        finally:
+            self.scope, self.num_warps, self._special, self._coords = saved
 
     # -- values ------------------------------------------------------------------------------
     def get(self, v: Value, packed_ok: bool = False) -> TileRegs:
@@ -140,8 +184,11 @@ class Emitter:
                 self.prologue.append(f"\tand.b32 {r}, {self.special('tid')}, 31;")
             elif name == "warp":
                 self.prologue.append(f"\tshr.u32 {r}, {self.special('tid')}, 5;")
-            elif name == "tid":
+            elif name == "tid":  # counted from the scope's first warp
                 self.prologue.append(f"\tmov.u32 {r}, %tid.x;")
+                assert self.scope is not None
+                if self.scope.first_warp:
+                    self.prologue.append(f"\tsub.u32 {r}, {r}, {self.scope.first_warp * 32};")
             else:
                 self.prologue.append(f"\tmov.u32 {r}, %{name};")
             self._special[name] = r
@@ -239,7 +286,9 @@ class Emitter:
         return r
 
     def barrier(self) -> None:
-        self.fn.emit(bar_sync(0))
+        """Every thread of the scope reaches this point."""
+        assert self.scope is not None
+        self.fn.emit(self.scope.barrier())
 
     # -- uniformity ----------------------------------------------------------------------------
     def divergent(self, v: Value) -> bool:
