@@ -40,7 +40,7 @@ def misaligned_slice(x_ptr, y_ptr):
     rows = tl.arange(0, 64)
     cols = tl.arange(0, 64)
     v = tlx.require_layout(tl.load(x_ptr + rows[:, None] * 64 + cols[None, :]), mma)
-    part = tlx.extract_slice(v, [64, 16], [0, 16])  # ERR tlx.extract_slice
+    part = tlx.extract_slice(v, [64, 16], [0, 16])  # each wave holds 16 of the 64 columns
     tl.store(y_ptr + rows[:, None] * 16 + tl.arange(0, 16)[None, :], part)
 
 

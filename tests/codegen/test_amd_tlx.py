@@ -222,6 +222,20 @@ def test_layout_warps_must_match() -> None:
             ROLE="transient", ACC_CLASS=None)
 
 
-def test_misaligned_extract_slice() -> None:
-    err = refused(T.misaligned_slice, "*fp32,*fp32", "gfx950", "TLXC-TLX-007", "# ERR tlx.extract_slice")
-    assert "move data between threads" in str(err)
+def test_an_extract_slice_across_threads_moves_the_tile_once() -> None:
+    """A slice that is not whole registers of the source's layout (16 columns of a 64-wide
+    MFMA tile whose four waves each hold 16 columns): the tile is converted once into the
+    slice's layout tiled over it, and the slice is then a choice of registers. It was
+    refused before; TLX accepts it (its public test_tlx_amd.py kernel
+    _amd_scheduled_mfma_fragmented_nd_update_kernel slices an accumulator so)."""
+    import numpy as np
+
+    x = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    y = np.zeros((64, 16), np.float32)
+    T.misaligned_slice.interpret[(1,)](x, y)
+    np.testing.assert_array_equal(y, x[:, 16:32])
+    ck = T.misaligned_slice.compile("*fp32:16,*fp32:16", arch="gfx950")
+    # the load into the MFMA layout (require_layout), and the one move for the slice
+    assert sum(op.NAME == "convert_layout" for op in ck.lowered().walk()) == 2
+    ck.asm["amdgcn"]
+    assert ck.metadata["vgpr_spills"] == 0 and ck.metadata["scratch"] == 0

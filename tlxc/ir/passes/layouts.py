@@ -335,14 +335,15 @@ class _Assigner:
             for v, r in zip(op.operands, op.results):
                 self.set_layout(r, v.type.layout)
         elif isinstance(op, ops.ExtractSliceOp):
+            src, offsets, shape = op.operands[0], op.attrs["offsets"], op.result.type.shape
             try:
-                out = extract_slice_layout(op.operands[0].type.layout, op.attrs["offsets"], op.result.type.shape)[0]
-            except LayoutError as e:
-                raise CompilationError(USER_LAYOUT, f"tlx.extract_slice of {list(op.result.type.shape)} at "
-                                       f"{list(op.attrs['offsets'])} would move data between threads: "
-                                       f"{str(e).splitlines()[0]}", op.loc,
-                                       "slice along whole register fragments of the layout (multiples of the "
-                                       "layout's per-wave tile), or convert the value first") from None
+                out = extract_slice_layout(src.type.layout, offsets, shape)[0]
+            except LayoutError:
+                # the slice is not whole registers of the source's layout: move the tile
+                # (once) into the layout that tiles the slice's wanted layout over it, where
+                # every slice is whole registers of the same threads
+                out = self.slice_layout(op)
+                self.require(op, 0, tile_over(out, src.type.shape))
             self.set_layout(op.result, out)
         elif isinstance(op, ops.AmdScheduledMfmaOp):
             chosen = self.info.scheduled_mfma_layouts(op, self.num_warps)
@@ -354,6 +355,19 @@ class _Assigner:
             self.set_layout(op.result, acc)
         else:
             raise AssertionError(f"layout assignment has no rule for '{op.NAME}'")
+
+    def slice_layout(self, op: Operation) -> LinearLayout:
+        """The layout for an ``extract_slice`` result that cannot be a view of its source:
+        the one its only user needs (a scheduled MFMA's operand), else the shape's
+        canonical layout."""
+        users = op.result.uses
+        if len(users) == 1 and isinstance(users[0], ops.AmdScheduledMfmaOp):
+            chosen = self.info.scheduled_mfma_layouts(users[0], self.num_warps)
+            index = users[0].operands.index(op.result)
+            if chosen is not None and index < 3:
+                acc, la, lb = chosen
+                return (la, lb, acc)[index]
+        return self.canonical(op.result.type.shape)
 
     def dot_operand(self, v: Value) -> LinearLayout | None:
         """The operand layout of the one dot ``v`` feeds (as A or B, and nothing else), when
@@ -511,6 +525,22 @@ def _wmma_linear(p: AmdWmma, attr: dict[str, Any], shape: tuple[int, ...]) -> Li
     cols = max([n] + [b[1] * 2 for bs in bases.values() for b in bs])
     out = LinearLayout(bases, [("dim0", rows), ("dim1", cols)])
     return with_standard_ins(fit_to_shape(out, shape))
+
+
+def tile_over(layout: LinearLayout, shape: tuple[int, ...]) -> LinearLayout:
+    """``layout`` (of a sub-tile) repeated over a tile of ``shape`` by registers: the
+    threads hold the same elements of every sub-tile, so each sub-tile of ``shape`` is a
+    whole set of registers (``extract_slice_layout`` takes it without moving data)."""
+    names = layout.out_dims
+    sizes = [layout.out_dim_size(n) for n in names]
+    regs = [tuple(b) for b in layout.in_bases(REGISTER)] if layout.has_in_dim(REGISTER) else []
+    for d, (size, full) in enumerate(zip(sizes, shape)):
+        step = size
+        while step < full:
+            regs.append(tuple(step if j == d else 0 for j in range(len(names))))
+            step *= 2
+    bases = [(REGISTER, regs)] + [(n, layout.in_bases(n)) for n in layout.in_dims if n != REGISTER]
+    return LinearLayout(bases, list(zip(names, shape)))
 
 
 def extract_slice_layout(layout: LinearLayout, offsets: tuple[int, ...],
