@@ -277,6 +277,9 @@ def compile_kernel(kernel: "KernelDef", specs: dict[str, ArgSpec], constants: di
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     module, used, callees = build_module(kernel, specs, constants, options.num_warps)
+    if options.cluster_dims:  # what the cluster ops and the code generator's cluster syncs go by
+        for func in module.funcs:  # type: ignore[attr-defined]
+            func.attrs["cluster_dims"] = tuple(options.cluster_dims)
     timings["frontend"] = time.perf_counter() - t0
     module = run_pipeline(module, PassOptions(), TILE_PIPELINE, verify_each=options.verify_each_pass or _Verify.always,
                           dump=dump, timings=timings)

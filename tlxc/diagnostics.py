@@ -104,6 +104,9 @@ _ENTRIES = [
                "AMD operations (tlx.amd_*, AMD register layouts) compile for gfx942, gfx950 and gfx1250; NVIDIA "
                "ones (TMA, async_dot, barrier_expect_bytes, named barriers, fences, tensor memory) for sm_90a and "
                "sm_100a; keep target-specific code under a tl.constexpr flag"),
+    Diagnostic("TLXC-TLX-008", "a peer CTA named in a kernel launched without clusters",
+               "launch with ctas_per_cga=(n, 1, 1) for clusters of n CTAs (NVIDIA), or keep the cluster path under "
+               "a tl.constexpr flag (PTX ISA: mapa, barrier.cluster, .multicast::cluster need a cluster)"),
     Diagnostic("TLXC-TLX-007", "invalid register-layout or MFMA-scheduling operation",
                "amd_scheduled_mfma takes bf16 or fp16 a [M, K] and b [K, N] in dot-operand layouts (k_width 4 or "
                "8) of acc's MFMA layout and an fp32 acc [M, N], all of rank 2 (or 3 with a batch); registers come "
@@ -116,6 +119,9 @@ _ENTRIES = [
                "reading their buffers, and write a buffer before reading it"),
     Diagnostic("TLXC-INTERP-006", "a per-thread value in the interpreter",
                "the interpreter runs each program as a whole; avoid tlx.thread_id in kernels you interpret"),
+    Diagnostic("TLXC-INTERP-008", "a peer CTA's shared memory or barrier in the interpreter",
+               "the interpreter runs the CTAs of a cluster one after the other and cannot reach a peer yet; "
+               "compile and run the kernel on the GPU, or test its single-CTA path (ctas_per_cga=None)"),
     Diagnostic("TLXC-INTERP-007", "a buffer overwritten while a TMA store still reads it",
                "wait with tlx.async_descriptor_store_wait(pendings) -- at most `pendings` stores stay outstanding -- "
                "before writing the store's source buffer again, or store from another buffer (PTX ISA: "

@@ -47,14 +47,18 @@ _USER_NAMES = {
     "tensordesc_alloc": "tlx.allocate_tensor_descriptor (TMA)", "async_dot": "tlx.async_dot (wgmma)",
     "async_dot_wait": "tlx.async_dot_wait (wgmma)", "barrier_expect": "tlx.barrier_expect_bytes",
     "named_barrier_wait": "tlx.named_barrier_wait", "named_barrier_arrive": "tlx.named_barrier_arrive",
-    "fence": "tlx.fence",
+    "fence": "tlx.fence", "cluster_cta_rank": "tlx.cluster_cta_rank (clusters)",
+    "cluster_size": "tlx.cluster_size_1d (clusters)", "cluster_barrier": "tlx.cluster_barrier",
+    "remote_store": "tlx.remote_shmem_store", "async_remote_store": "tlx.async_remote_shmem_store",
+    "async_remote_copy": "tlx.async_remote_shmem_copy",
 }
 
 # Ops only NVIDIA targets lower (the AMD equivalents are other operations: TDM, MFMA/WMMA).
 NVIDIA_ONLY: tuple[type[Operation], ...] = (
     ops.TmaLoadOp, ops.TmaStoreOp, ops.TmaStoreWaitOp, ops.DescriptorLoadOp, ops.DescriptorStoreOp,
     ops.MakeTensorDescOp, ops.ReinterpretTensorDescOp, ops.AllocTensorDescOp, ops.AsyncDotOp, ops.AsyncDotWaitOp,
-    ops.BarrierExpectOp,
+    ops.BarrierExpectOp, ops.ClusterCtaRankOp, ops.ClusterSizeOp, ops.ClusterBarrierOp, ops.RemoteStoreOp,
+    ops.AsyncRemoteStoreOp, ops.AsyncRemoteCopyOp,
 )
 # Named barriers and fences are the AMD code generator's own to judge (``amdgpu/lower_sync``):
 # it lowers ``fence("gpu"/"sys")`` and the compiler's CTA barrier (barrier 0 of every

@@ -52,6 +52,7 @@ class LaunchState:
     pid: tuple[np.ndarray, ...] = field(default=())
     num_threads: int = 128
     onchip: OnChip = field(default_factory=OnChip)
+    cluster: tuple[int, int, int] = (1, 1, 1)  # the cluster shape the kernel was compiled for
 
     @property
     def num_programs(self) -> tuple[np.ndarray, ...]:

@@ -87,7 +87,9 @@ def run_kernel(func: FuncOp, grid: tuple[int, int, int], args: list[Any], *, che
     """
     dims = _grid(grid)
     memory, values = bind_arguments(func, args)
-    state = LaunchState(memory, dims, num_threads=32 * int(func.attrs.get("num_warps", 4) or 4))
+    cluster = tuple(func.attrs.get("cluster_dims") or (1, 1, 1))
+    state = LaunchState(memory, dims, num_threads=32 * int(func.attrs.get("num_warps", 4) or 4),
+                        cluster=cluster)  # type: ignore[arg-type]
     with np.errstate(all="ignore"):  # wraparound and NaN/inf are defined results here
         compiler = Compiler(state, check=check)
         body = compiler.block(func.body)

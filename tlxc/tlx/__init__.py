@@ -129,6 +129,17 @@ named_barrier_wait = _b("named_barrier_wait", "Wait at a hardware named barrier 
 named_barrier_arrive = _b("named_barrier_arrive", "Arrive at a hardware named barrier without waiting.")
 fence = _b("fence", "A memory fence: 'async_shared', 'gpu' or 'sys'.")
 fence_async_shared = _b("fence_async_shared", "fence('async_shared').")
+# -- clusters -------------------------------------------------------------------------------
+cluster_cta_rank = _b("cluster_cta_rank", "This CTA's linear rank in its cluster (0 without clusters).")
+cluster_size_1d = _b("cluster_size_1d", "How many CTAs the cluster has.")
+cluster_barrier = _b("cluster_barrier", "Every thread of every CTA of the cluster meets.")
+fence_mbarrier_init_cluster = _b("fence_mbarrier_init_cluster", "Make mbarrier inits visible to the cluster.")
+remote_view = _b("remote_view", "The same mbarrier in the peer CTA `remote_cta_rank` (for barrier_arrive).")
+remote_shmem_store = _b("remote_shmem_store", "Store a tile into a peer CTA's copy of a buffer.")
+async_remote_shmem_store = _b("async_remote_shmem_store", "Store a tile into a peer's buffer, completing on "
+                                                          "its barrier.")
+async_remote_shmem_copy = _b("async_remote_shmem_copy", "Bulk-copy a buffer into a peer's, completing on its "
+                                                        "barrier.")
 # -- asynchronous copies and TMA ----------------------------------------------------------
 async_load = _b("async_load", "Start copying a tile of pointers into a buffer (cp.async).")
 async_load_commit_group = _b("async_load_commit_group", "Close the current group of async loads.")

@@ -5,7 +5,9 @@ Expects: the canonicalized tile IR.
 Guarantees: no AMD operation or layout remains; the layout-only ops NVIDIA lowers as
 plain ones are rewritten (``target_ops.check_nvidia``).
 Refuses: AMD operations (``TLXC-TLX-006``), tensor memory on a target without it and
-tensor-memory buffers, which the code generator does not allocate yet (``TLXC-TLX-005``).
+tensor-memory buffers, which the code generator does not allocate yet (``TLXC-TLX-005``);
+an op that names a peer CTA (a remote arrive or store, a TMA multicast) in a kernel that
+is not compiled for clusters (``TLXC-TLX-008``).
 """
 
 from __future__ import annotations
@@ -17,10 +19,39 @@ from ...ir.passes.options import PassOptions
 from .. import target_ops
 
 
+def _peer(op: Operation) -> str | None:
+    """What ``op`` does to a peer CTA, in the user's words (None: nothing)."""
+    if isinstance(op, ops.BarrierArriveOp) and op.operand("remote_rank") is not None:
+        return "tlx.barrier_arrive on a remote barrier (remote_cta_rank / remote_view)"
+    if isinstance(op, ops.TmaLoadOp) and op.attrs["multicast"]:
+        return "tlx.async_descriptor_load with multicast_targets"
+    names = {"remote_store": "tlx.remote_shmem_store", "async_remote_store": "tlx.async_remote_shmem_store",
+             "async_remote_copy": "tlx.async_remote_shmem_copy"}
+    return names.get(op.NAME)
+
+
+def check_clusters(func: Operation) -> None:
+    """Peers exist only in a clustered kernel ("arrive remote, wait local" needs a cluster)."""
+    size = 1
+    for d in func.attrs["cluster_dims"]:
+        size *= d
+    for op in func.walk():
+        what = _peer(op)
+        if what is not None and size <= 1:
+            raise CompilationError("TLXC-TLX-008", f"{what} reaches another CTA of the cluster, but this kernel is "
+                                   "launched without clusters (Unexpected buffer remote view in 1cta mode)", op.loc,
+                                   "launch with ctas_per_cga=(2, 1, 1) (or larger), or guard the cluster path with a "
+                                   "tl.constexpr flag")
+        if isinstance(op, ops.TmaLoadOp) and any(r >= size for r in op.attrs["multicast"]):
+            raise CompilationError("TLXC-TLX-008", f"multicast target {max(op.attrs['multicast'])} is outside the "
+                                   f"cluster of {size} CTAs", op.loc)
+
+
 def run(module: Operation, options: PassOptions) -> Operation:
     info = options.target
     for func in module.funcs:  # type: ignore[attr-defined]
         target_ops.check_nvidia(func, info.name)
+        check_clusters(func)
         for op in func.walk():
             if isinstance(op, ops.LocalAllocOp) and op.result.type.storage == "tmem":
                 if not info.has.tensor_memory:

@@ -52,6 +52,15 @@ def param_type(t: DType | PointerType | TensorDescType) -> str:
     return f"{'s' if t.kind == Kind.INT else 'u'}{max(8, t.bits)}"
 
 
+def reaches_peers(func) -> bool:
+    """Whether the kernel writes into (or arrives on barriers of) other CTAs of its cluster."""
+    from ...ir import ops
+
+    return any(isinstance(op, (ops.RemoteStoreOp, ops.AsyncRemoteStoreOp, ops.AsyncRemoteCopyOp))
+               or (isinstance(op, ops.BarrierArriveOp) and op.operand("remote_rank") is not None)
+               or (isinstance(op, ops.TmaLoadOp) and op.attrs["multicast"]) for op in func.walk())
+
+
 def generate(module, arch: str, timings: dict[str, float] | None = None, maxnreg: int | None = None,
              verify_each: bool = False) -> PtxKernel:
     """PTX of ``module`` (the tile IR) for ``arch``: the pipeline's lowering passes, then
@@ -84,7 +93,9 @@ def emit(module, info: NvidiaTargetInfo, timings: dict[str, float] | None = None
     fn = PtxFunction(name, [(pt, f"{name}_param_{i}") for i, pt in enumerate(ptypes)] + hidden)
     fn.maxntid = num_warps * 32
     fn.maxnreg = maxnreg
-    e = Emitter(fn, target, num_warps)
+    e = Emitter(fn, target, num_warps, cluster_dims=tuple(func.attrs["cluster_dims"]))
+    if e.clustered:
+        fn.cluster = tuple(func.attrs["cluster_dims"])  # type: ignore[assignment]
     e.tensormaps = tensormaps
     e.smem = plan
     e.scratch_offset = plan.scratch_offset
@@ -102,6 +113,10 @@ def emit(module, info: NvidiaTargetInfo, timings: dict[str, float] | None = None
             e.prologue.append(f"\tld.param.{pt} {r}, [{name}_param_{i}];")
         e.set(a, [r])
     e.block(func.body)
+    if e.clustered and reaches_peers(func):  # no CTA leaves while a peer may still reach into its shared memory
+        from .lower_cluster import cluster_sync
+
+        cluster_sync(e)
     fn.body = e.prologue + fn.body
     shared = plan.check_limit(target.max_shared_bytes, e.scratch_bytes, arch, func.loc)
     fn.shared_bytes = shared

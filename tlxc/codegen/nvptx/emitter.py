@@ -107,6 +107,8 @@ class Emitter:
     # ``arange``): name -> (base, constant). Address arithmetic scales the base once and adds
     # the constant in bytes, which ptxas folds into the access's immediate offset.
     offset_of: dict[str, tuple[Reg, int]] = field(default_factory=dict)
+    # the cluster shape the kernel is compiled for (() or all ones: not clustered)
+    cluster_dims: tuple[int, ...] = ()
     # the warps that run the code being emitted (``enter``), and each scope's per-thread values
     scope: Scope | None = None
     _scoped: dict[Scope, tuple[dict, dict]] = field(default_factory=dict)
@@ -115,6 +117,14 @@ class Emitter:
         if self.scope is None:
             self.scope = Scope(0, self.num_warps)
         self._scoped[self.scope] = (self._special, self._coords)
+
+    @property
+    def clustered(self) -> bool:
+        """Whether the kernel runs in clusters of several CTAs."""
+        n = 1
+        for d in self.cluster_dims:
+            n *= d
+        return n > 1
 
     @contextmanager
     def enter(self, scope: Scope) -> Iterator[None]:

@@ -80,12 +80,14 @@ def mbarrier_init(addr: Operand, count: int) -> str:
 def mbarrier_arrive(addr: Operand, count: int = 1, *, space: str = "shared::cta", state: Operand = "_") -> str:
     """``mbarrier.arrive.{space}.b64 state, [addr]{, count}`` (``_SYNC + "mbarrier-arrive"``).
     The count is spelled only when it is not 1; a remote (``shared::cluster``) arrive
-    returns no state (``_``)."""
+    returns no state (``_``) and releases at cluster scope (``.release.cluster``), so the
+    peer that waits sees what this CTA wrote before it."""
     _choice(space, "mbarrier.arrive state space", _MBAR_SPACES)
     _count(count, "mbarrier.arrive count", 1, _MBARRIER_COUNT_MAX)
     if space == "shared::cluster" and str(state) != "_":
         raise PtxOperandError("a shared::cluster mbarrier.arrive has no state result: pass '_'")
-    return f"mbarrier.arrive.{space}.b64 {state}, [{addr}]" + (f", {count}" if count != 1 else "")
+    sem = ".release.cluster" if space == "shared::cluster" else ""
+    return f"mbarrier.arrive{sem}.{space}.b64 {state}, [{addr}]" + (f", {count}" if count != 1 else "")
 
 
 def mbarrier_arrive_expect_tx(addr: Operand, tx_bytes: int, *, space: str = "shared::cta",
@@ -374,6 +376,39 @@ def bar_warp_sync(membermask: int = -1) -> str:
     if membermask != -1:
         _count(membermask, "bar.warp.sync member mask", 1, _U32 - 1)
     return f"bar.warp.sync {membermask}"
+
+
+# -- distributed shared memory (clusters) ---------------------------------------------------------
+def mapa(dst: Operand, addr: Operand, rank: Operand) -> str:
+    """``mapa.shared::cluster.u32 dst, addr, rank``: the address of the same shared-memory
+    location in the cluster's CTA ``rank`` (``_MOVE + "mapa"``)."""
+    return f"mapa.shared::cluster.u32 {dst}, {addr}, {rank}"
+
+
+_ST_ASYNC_TYPES = ("b32", "b64", "u32", "s32", "f32", "f64")
+
+
+def st_async(addr: Operand, values: Sequence[Operand], ty: str, mbarrier: Operand) -> str:
+    """``st.async.shared::cluster.mbarrier::complete_tx::bytes{.v2,.v4}.ty [addr], values,
+    [mbarrier]``: store into a peer CTA's shared memory; the bytes complete on the peer's
+    mbarrier (``_MOVE + "st-async"``). 32- and 64-bit units, at most 4 (2 of 64 bits)."""
+    _choice(ty, "st.async type", _ST_ASYNC_TYPES)
+    n = len(values)
+    if n not in (1, 2, 4) or (n == 4 and ty in ("b64", "f64")):
+        raise PtxOperandError(f"st.async stores 1, 2 or 4 values of 32 bits (1 or 2 of 64), got {n} of {ty}")
+    vec = "" if n == 1 else f".v{n}"
+    val = str(values[0]) if n == 1 else _vector(values)
+    return f"st.async.shared::cluster.mbarrier::complete_tx::bytes{vec}.{ty} [{addr}], {val}, [{mbarrier}]"
+
+
+def cp_async_bulk_shared_cluster(dst: Operand, src: Operand, size: int, mbarrier: Operand) -> str:
+    """``cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src],
+    size, [mbarrier]``: copy ``size`` bytes (a multiple of 16) of this CTA's shared memory
+    into a peer's; they complete on the peer's mbarrier (``_MOVE + "cp-async-bulk"``)."""
+    if size <= 0 or size % 16:
+        raise PtxOperandError(f"cp.async.bulk copies a positive multiple of 16 bytes, got {size}")
+    return f"cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [{dst}], [{src}], {size}, " \
+           f"[{mbarrier}]"
 
 
 def barrier_cluster_arrive(*, relaxed: bool = False) -> str:

@@ -30,6 +30,7 @@ from ...ir.layout.shared_access import SharedAccess, plan_shared_access
 from ...ir.passes.buffer_layouts import slice_offset_terms
 from ...ir.passes.rewrite import constant_of
 from ...ir.types import Kind, MemDescType
+from . import instructions as insn
 from .emitter import Emitter, lowers
 from .ptx import Reg, reg_class
 
@@ -195,9 +196,11 @@ def plan(e: Emitter, dist: LinearLayout, buf: MemDescType, max_vec: int | None =
 
 
 def store_tile(e: Emitter, base: Reg, buf: MemDescType, layout: LinearLayout, regs: Sequence[Reg],
-               pred: Reg | None = None) -> None:
+               pred: Reg | None = None, *, remote: bool = False, complete_tx: Reg | None = None) -> None:
     """Write this thread's ``regs`` (a tile in ``layout``) into the buffer at ``base``;
-    threads holding copies of others' elements skip their stores."""
+    threads holding copies of others' elements skip their stores. ``remote``: ``base`` is
+    a peer CTA's buffer (a ``shared::cluster`` address from ``mapa``); with ``complete_tx``
+    (the peer's mbarrier) the stores are ``st.async`` and complete their bytes on it."""
     access = plan(e, layout, buf)
     cls, bits = reg_class(buf.element), buf.element.bits
     guard = e.thread_owner(access.copies)
@@ -212,7 +215,11 @@ def store_tile(e: Emitter, base: Reg, buf: MemDescType, layout: LinearLayout, re
         ty = mem_type(cls, buf.element, len(group))
         if bits == 8:
             ty = "u8"
-        e.fn.emit(f"st.shared{vec_suffix(len(units))}.{ty} [{addr}+{imm}], {operands(units)}", guard)
+        if complete_tx is not None:
+            e.fn.emit(insn.st_async(f"{addr}+{imm}", units, ty, complete_tx), guard)
+        else:
+            e.fn.emit(f"st.shared{'::cluster' if remote else ''}{vec_suffix(len(units))}.{ty} [{addr}+{imm}], "
+                      f"{operands(units)}", guard)
 
 
 def load_tile(e: Emitter, base: Reg, buf: MemDescType, layout: LinearLayout) -> list[Reg]:

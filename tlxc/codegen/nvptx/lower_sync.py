@@ -51,7 +51,7 @@ from .ptx import Reg, reg_class
 
 BARRIER_BYTES = 8
 FENCES = {"async_shared": insn.fence_proxy_async("shared::cta"), "gpu": insn.fence_acq_rel("gpu"),
-          "sys": insn.fence_acq_rel("sys")}
+          "sys": insn.fence_acq_rel("sys"), "mbarrier_init": insn.fence_mbarrier_init()}
 
 
 # -- helpers other lowerings may use ------------------------------------------------------------
@@ -93,7 +93,11 @@ def barrier_alloc(e: Emitter, op: Operation) -> None:
     for i in range(max(1, t.num)):
         e.fn.emit(insn.mbarrier_init(insn.offset_address(base, BARRIER_BYTES * i), op.attrs["count"]), p)
     e.fn.emit(insn.fence_mbarrier_init(), p)
-    cta_barrier(e)
+    if e.clustered:  # peers may arrive on these barriers: the whole cluster sees them initialized
+        e.fn.emit(insn.barrier_cluster_arrive(relaxed=True))
+        e.fn.emit(insn.barrier_cluster_wait())
+    else:
+        cta_barrier(e)
     e.set(op.result, [base])
 
 
@@ -114,7 +118,13 @@ def barrier_arrive(e: Emitter, op: Operation) -> None:
     t: BarrierType = op.operands[0].type  # type: ignore[assignment]
     bar = e.get(op.operands[0]).regs[0]
     count = op.attrs["count"]
-    text = insn.mbarrier_arrive(bar, count)
+    rank = op.operand("remote_rank")
+    if rank is not None:  # the peer's copy of the barrier, released to the cluster
+        peer = e.fn.reg("b32")
+        e.fn.emit(insn.mapa(peer, bar, e.get(rank).regs[0]))
+        text = insn.mbarrier_arrive(peer, count, space="shared::cluster")
+    else:
+        text = insn.mbarrier_arrive(bar, count)
     if t.warp:
         e.fn.emit(text, _pred(e, op))
         return

@@ -141,9 +141,14 @@ def tma_load(e: Emitter, op: Operation) -> None:
     d, base, bar = e.get(desc).regs[0], e.get(buf_v).regs[0], e.get(bar_v).regs[0]
     coords = list(op.variadic_operands)
     rank = len(dt.block_shape)
+    targets = op.attrs["multicast"]
+    mask = None
+    if targets:  # the block lands at the same offset in each target CTA, completing on its barrier
+        mask = e.fn.reg("b16")
+        e.fn.emit(f"mov.b16 {mask}, {sum(1 << r for r in targets)}")
     for start, offset in _messages(dt, buf, swizzle):
         e.fn.emit(insn.cp_async_bulk_tensor_load(rank, _address(e, base, offset), d, _coords(e, op, coords, start),
-                                                 bar), p)
+                                                 bar, multicast_mask=mask), p)
 
 
 @lowers(ops.TmaStoreOp)

@@ -66,6 +66,7 @@ class PtxFunction:
     shared_align: int = 16  # of global_smem: swizzled buffers need their swizzle atom (up to 1024)
     maxntid: int = 128
     maxnreg: int | None = None
+    cluster: tuple[int, int, int] | None = None  # .reqnctapercluster: launched in clusters of this shape
     last_loc: tuple[int, int, int] | None = None
 
     def reg(self, cls: str) -> Reg:
@@ -101,6 +102,8 @@ class PtxFunction:
         head = [f".visible .entry {self.name}(", params, ")", f".maxntid {self.maxntid}, 1, 1"]
         if self.maxnreg is not None:
             head.append(f".maxnreg {self.maxnreg}")
+        if self.cluster is not None:
+            head.append(".reqnctapercluster {}, {}, {}".format(*self.cluster))
         head.append("{")
         return "\n".join(head + decls + self.body + ["\tret;", "}"]) + "\n"
 

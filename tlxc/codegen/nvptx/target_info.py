@@ -14,6 +14,7 @@ from ...ir.target import Capabilities, TargetInfo
 from . import (  # noqa: F401  (importing a lowering module registers its rules)
     lower_arith,
     lower_buffers,
+    lower_cluster,
     lower_control,
     lower_convert,
     lower_dot,

@@ -12,6 +12,7 @@ from . import (  # noqa: F401  (registers the rules)
     tlx_alias,
     tlx_amd,
     tlx_buffers,
+    tlx_cluster,
     tlx_mma,
     tlx_sync,
 )

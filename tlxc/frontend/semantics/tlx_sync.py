@@ -28,9 +28,43 @@ BAR = "TLXC-TLX-002"
 TMA = "TLXC-TLX-003"
 
 
-def one_barrier(v: Any, what: str = "the barrier") -> Handle:
-    """One mbarrier (a Handle of BarrierType with num == 0) or a clear error."""
+class RemoteBarrier(Handle):
+    """An mbarrier of the peer CTA ``rank`` (``tlx.remote_view``): only ``barrier_arrive``
+    takes it."""
+
+    __slots__ = ("rank",)
+
+    def __init__(self, handle: Any, rank: Tensor) -> None:
+        super().__init__(handle)
+        self.rank = rank
+
+
+def rank_value(ctx: Ctx, rank: Any, what: str = "remote_cta_rank") -> Tensor:
+    """A peer's rank as an i32 scalar."""
+    r = to_tensor(ctx, rank, int32)
+    if r.shape or not r.dtype.is_int():  # type: ignore[union-attr]
+        fail("TLXC-TYPE-001", f"{what} must be an integer scalar, got {describe(r)}")
+    if r.dtype != int32:
+        from .arith import cast
+
+        r = cast(ctx, r, int32)
+    return r
+
+
+def not_remote(v: Any, what: str) -> None:
+    """Refuse a remote view where only a local mbarrier will do."""
+    if isinstance(unwrap(v), RemoteBarrier):
+        fail(BAR, f"{what} on a remote view: a CTA waits on (and expects bytes on) its own mbarriers only",
+             "arrive remote, wait local: wait on the local barrier, and let the peer arrive on it with "
+             "tlx.barrier_arrive(bar, remote_cta_rank=...)")
+
+
+def one_barrier(v: Any, what: str = "the barrier", remote_ok: bool = False) -> Handle:
+    """One mbarrier (a Handle of BarrierType with num == 0) or a clear error; a peer's
+    (``remote_view``) only where ``remote_ok``."""
     v = unwrap(v)
+    if not remote_ok:
+        not_remote(v, what)
     if not isinstance(v, Handle) or not isinstance(v.type, BarrierType):
         fail(BAR, f"{what} must be an mbarrier from tlx.alloc_barriers, got {describe(v)}")
     if v.type.num:
@@ -80,7 +114,7 @@ def alloc_warp_barrier(ctx: Ctx, num_barriers: Any, num_warps: Any = 1, num_arri
 
 @rule("tlx.barrier_expect_bytes")
 def barrier_expect_bytes(ctx: Ctx, bar: Any, size: Any, pred: Any = None) -> None:
-    b = one_barrier(bar)
+    b = one_barrier(bar, "barrier_expect_bytes")
     if b.type.warp:
         fail(BAR, "barrier_expect_bytes on a warp barrier (alloc_warp_barrier): a TMA barrier must be allocated "
                   "with alloc_barriers")
@@ -92,7 +126,7 @@ def barrier_expect_bytes(ctx: Ctx, bar: Any, size: Any, pred: Any = None) -> Non
 
 @rule("tlx.barrier_wait")
 def barrier_wait(ctx: Ctx, bar: Any, phase: Any, pred: Any = None) -> None:
-    b = one_barrier(bar)
+    b = one_barrier(bar, "barrier_wait")
     p = to_tensor(ctx, phase, int32)
     if p.shape or not isinstance(p.dtype, DType) or not p.dtype.is_int():
         fail("TLXC-TYPE-001", f"phase must be an integer scalar, got {describe(p)}")
@@ -103,12 +137,15 @@ def barrier_wait(ctx: Ctx, bar: Any, phase: Any, pred: Any = None) -> None:
 
 @rule("tlx.barrier_arrive")
 def barrier_arrive(ctx: Ctx, bar: Any, arrive_count: Any = 1, remote_cta_rank: Any = None, pred: Any = None) -> None:
-    b = one_barrier(bar)
+    b = one_barrier(bar, remote_ok=True)
+    rank = b.rank if isinstance(b, RemoteBarrier) else None
     if unwrap(remote_cta_rank) is not None:
-        fail("TLXC-TLX-005", "remote barrier arrives (remote_cta_rank) need clusters, which tlxc does not support "
-                             "yet")
+        if rank is not None:
+            fail(BAR, "barrier_arrive on a remote view with remote_cta_rank too: name the peer once")
+        rank = rank_value(ctx, remote_cta_rank)
     c = _count(arrive_count, "arrive_count")
-    ctx.b.create(ops.BarrierArriveOp, [b.handle], [], {"count": c}, optional={"pred": _pred(ctx, pred)})
+    ctx.b.create(ops.BarrierArriveOp, [b.handle], [], {"count": c},
+                 optional={"pred": _pred(ctx, pred), "remote_rank": rank.handle if rank is not None else None})
 
 
 def _named(ctx: Ctx, cls: type, bar: Any, arrive_count: Any) -> None:
@@ -275,11 +312,29 @@ def async_descriptor_load(ctx: Ctx, desc: Any, result: Any, offsets: Any, barrie
     dt: TensorDescType = d.type  # type: ignore[assignment]
     buf = _matching_buffer(dt, result, "async_descriptor_load's destination")
     bar = one_barrier(_single(ctx, barrier), "async_descriptor_load's barrier")
-    if unwrap(multicast_targets) not in ((), [], None) or unwrap(two_ctas):
-        fail("TLXC-TLX-005", "multicast and two-CTA TMA need clusters, which tlxc does not support yet")
+    if unwrap(two_ctas):
+        fail("TLXC-TLX-005", "two-CTA TMA (two_ctas=True) is a Blackwell feature tlxc does not support yet")
+    targets = _multicast(multicast_targets)
     coords = _coords(ctx, offsets, len(dt.block_shape))
     ctx.b.create(ops.TmaLoadOp, [d.handle, buf, bar.handle, *coords], [],
-                 {"eviction": _eviction(eviction_policy)}, optional={"pred": _pred(ctx, pred)})
+                 {"eviction": _eviction(eviction_policy), "multicast": targets}, optional={"pred": _pred(ctx, pred)})
+
+
+def _multicast(targets: Any) -> tuple[int, ...]:
+    """``multicast_targets``: distinct compile-time cluster ranks (0..15: the CTA mask of
+    ``.multicast::cluster`` has 16 bits)."""
+    t = unwrap(targets)
+    if t is None:
+        return ()
+    if not isinstance(t, (list, tuple)):
+        fail(TMA, f"multicast_targets must be a list of cluster ranks, got {describe(t)}")
+    out = []
+    for x in t:
+        r = const_value(x, "a multicast target (a cluster rank known at compile time)")
+        if not isinstance(r, int) or not 0 <= r < 16 or r in out:
+            fail(TMA, f"multicast targets must be distinct cluster ranks 0..15, got {list(t)}")
+        out.append(r)
+    return tuple(out)
 
 
 @rule("tlx.async_descriptor_store")

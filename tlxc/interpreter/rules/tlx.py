@@ -204,6 +204,10 @@ def _barrier_expect(op: Operation, state: LaunchState) -> Fn:
 def _barrier_arrive(op: Operation, state: LaunchState) -> Fn:
     t: BarrierType = op.operands[0].type  # type: ignore[assignment]
     count, loc = op.attrs["count"], op.loc
+    if op.present.get("remote_rank"):
+        from .cluster import no_peers
+
+        return no_peers(op, "a remote barrier_arrive")
     n = count * state.num_threads if t.warp else count
     return _predicated(op, lambda bar: bar.arrive(n, loc))
 

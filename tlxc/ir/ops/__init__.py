@@ -6,6 +6,7 @@ from .arith import MATH_FUNCTIONS, MATH_OPS, PREDICATES  # noqa: F401
 from .async_copy import *  # noqa: F401,F403
 from .barriers import *  # noqa: F401,F403
 from .buffers import *  # noqa: F401,F403
+from .cluster import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
 from .memory import *  # noqa: F401,F403
 from .misc import *  # noqa: F401,F403

@@ -193,7 +193,8 @@ class TmaLoadOp(Operation):
 
     NAME = "tma_load"
     OPERANDS = ("desc", "buf", "bar", "*coords", "?pred")
-    ATTRS = {"eviction": ""}
+    # multicast: the cluster ranks whose buffer (and barrier) receive the block too (); empty: this CTA's only
+    ATTRS = {"eviction": "", "multicast": ()}
     MEMORY = (write("buf", "async"),)  # completes through ``bar``, not in program order
     NUM_RESULTS = 0
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from ..core import Operation, register
 from ..effects import CTA_BARRIER, Sync
-from ..types import BarrierType
+from ..types import BarrierType, DType
 from .base import fail, is_i1
 from .buffers import i32_scalar
 
-FENCE_SCOPES = ("async_shared", "gpu", "sys")
+FENCE_SCOPES = ("async_shared", "gpu", "sys", "mbarrier_init")  # the last: mbarrier inits, to the cluster
 
 
 def barrier(op: Operation, t: object, what: str = "the barrier", array: bool | None = False) -> BarrierType:
@@ -105,10 +105,11 @@ class BarrierWaitOp(Operation):
 @register
 class BarrierArriveOp(Operation):
     """Arrive ``count`` times on ``bar`` (once per CTA, or once per thread on a warp
-    barrier)."""
+    barrier); with ``remote_rank``, on the copy of ``bar`` in that peer CTA of the
+    cluster."""
 
     NAME = "barrier_arrive"
-    OPERANDS = ("bar", "?pred")
+    OPERANDS = ("bar", "?pred", "?remote_rank")
     ATTRS = {"count": 1}
     NUM_RESULTS = 0
 
@@ -118,6 +119,9 @@ class BarrierArriveOp(Operation):
         _pred(self)
         if not isinstance(self.attrs["count"], int) or self.attrs["count"] < 1:
             fail(self, f"arrive count must be a positive integer, got {self.attrs['count']}")
+        rank = self.operand("remote_rank")
+        if rank is not None and (not isinstance(rank.type, DType) or not rank.type.is_int() or rank.type.shape):
+            fail(self, f"remote_rank must be an integer scalar, got {rank.type}")
 
     def sync_effects(self) -> tuple[Sync, ...]:
         # one thread arrives for the CTA after the CTA meets; on a warp barrier every thread arrives alone

@@ -52,11 +52,13 @@ class FuncOp(Operation):
     pointer its byte alignment, for an integer that it is a multiple of that value
     (1 when nothing is known). ``smem_total``: the bytes of shared memory the kernel's
     buffers take, written by the ``smem-alloc`` pass (-1 before it ran); the code
-    generator's scratch area comes after them.
+    generator's scratch area comes after them. ``cluster_dims``: the cluster shape the
+    kernel is compiled for (empty: no clusters).
     """
 
     NAME = "func"
-    ATTRS = {"sym_name": Operation.REQUIRED, "arg_divisibility": (), "num_warps": 4, "smem_total": -1}
+    ATTRS = {"sym_name": Operation.REQUIRED, "arg_divisibility": (), "num_warps": 4, "smem_total": -1,
+             "cluster_dims": ()}
     NUM_RESULTS = 0
     NUM_REGIONS = 1
     PURE = False

@@ -1,0 +1,60 @@
+"""Clusters on the H200: ranks, rows exchanged through a peer's shared memory (st.async
+on the peer's barrier, plain remote stores between cluster barriers), a remote mbarrier
+arrive, and one TMA load multicast to both CTAs of a pair."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tlx"))
+import tlx_cluster_kernels as K  # noqa: E402  (tests/tlx/tlx_cluster_kernels.py)
+
+import tlxc  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+PAIR = (2, 1, 1)
+
+
+@pytest.fixture(scope="module")
+def torch() -> Any:
+    return pytest.importorskip("torch")
+
+
+def test_ranks(torch: Any) -> None:
+    out = torch.zeros((8, 2), device="cuda", dtype=torch.int32)
+    K.ranks[(4, 2)](out, ctas_per_cga=(2, 2, 1))
+    got = out.cpu().tolist()
+    assert [r for r, _ in got] == [0, 1, 0, 1, 2, 3, 2, 3] and {n for _, n in got} == {4}
+
+
+@pytest.mark.parametrize("kernel,expect", [("swap_async", lambda x: 2 * x), ("swap_sync", lambda x: x + 1)])
+def test_pairs_swap_rows_through_each_others_shared_memory(torch: Any, kernel: str, expect: Any) -> None:
+    n, programs = 256, 8
+    x = torch.randn((programs, n), device="cuda")
+    y = torch.zeros_like(x)
+    getattr(K, kernel)[(programs,)](x, y, N=n, ctas_per_cga=PAIR)
+    torch.cuda.synchronize()
+    swapped = x.view(programs // 2, 2, n).flip(1).reshape(programs, n)
+    torch.testing.assert_close(y, expect(swapped), rtol=0, atol=0)
+
+
+def test_arrive_remote_wait_local(torch: Any) -> None:
+    n = 128
+    x = torch.randn((2, n), device="cuda")
+    y = torch.zeros((1, n), device="cuda")
+    K.remote_arrive[(2,)](x, y, N=n, ctas_per_cga=PAIR)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y[0], x[1], rtol=0, atol=0)
+
+
+def test_one_tma_load_lands_in_both_ctas(torch: Any) -> None:
+    a = torch.randn((64, 64), device="cuda", dtype=torch.float16)
+    y = torch.zeros((2, 64, 64), device="cuda", dtype=torch.float16)
+    K.multicast_tile[(2,)](tlxc.TensorDescriptor.from_tensor(a, [64, 64]), y, BM=64, BN=64, ctas_per_cga=PAIR)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y[0], a, rtol=0, atol=0)
+    torch.testing.assert_close(y[1], a, rtol=0, atol=0)
