@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from lark import Lark
 from lark import logger as lark_logger
 from roundtrip_amd import AMD_ROUNDTRIP  # tests/ir/roundtrip_amd.py
+from roundtrip_tasks import TASKS_ROUNDTRIP  # tests/ir/roundtrip_tasks.py
 from roundtrip_tlx import TLX_ROUNDTRIP  # tests/ir/roundtrip_tlx.py
 
 from tlxc.ir import Block, Builder, Location, Region
@@ -202,6 +203,7 @@ ROUNDTRIP: dict[str, str] = {
 }
 ROUNDTRIP.update(TLX_ROUNDTRIP)
 ROUNDTRIP.update(AMD_ROUNDTRIP)
+ROUNDTRIP.update(TASKS_ROUNDTRIP)
 
 
 def test_every_op_has_a_roundtrip_text() -> None:

@@ -14,6 +14,7 @@ from . import (  # noqa: F401  (registers the rules)
     tlx_buffers,
     tlx_mma,
     tlx_sync,
+    tlx_tasks,
 )
 from .base import RULES, Ctx  # noqa: F401
 

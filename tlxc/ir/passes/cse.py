@@ -13,7 +13,9 @@ are different attributes.
 Refuses: ops with regions and ops that are not pure (``load``, ``store``, barriers,
 terminators...) are never merged, because two of them are not interchangeable. A value
 defined in a nested region never replaces one outside it, nor one in a sibling region
-(the ``then`` and ``else`` regions of an ``if``), since it does not dominate it.
+(the ``then`` and ``else`` regions of an ``if``), since it does not dominate it. The
+partitions of ``async_tasks`` start from an empty scope: they run on other warps, so an
+op in one is never replaced by a value from outside it (a register tile cannot cross).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from typing import Any, Hashable
 
 from ..core import Block, Operation
+from ..ops.tasks import AsyncTasksOp
 from ..types import Type
 from .options import PassOptions
 from .rewrite import blocks_of, replace_op, tag
@@ -43,7 +46,7 @@ def _cse_block(block: Block, outer: list[Scope]) -> None:
     for op in list(block.ops):
         try:
             for inner in blocks_of(op):
-                _cse_block(inner, scopes)
+                _cse_block(inner, [] if isinstance(op, AsyncTasksOp) else scopes)
             key = _key(op)
             if key is None:
                 continue
