@@ -52,6 +52,8 @@ TASKS_INVALID: dict[str, tuple[str, str]] = {
                                         ["", "", ""])), "partitions 1 and 2 overlap"),
     "default not at warp 0": (tlx_kernel(tasks([record(0, 0, True, 4, 0, 4)], [""])),
                               "runs on warps [0, 4), not from warp 4"),
+    "tile capture": (tlx_kernel(tasks([_D, record(1, 0, False, 1, 0, 4)], ["", "%x = add %t, %t : tile<64x16xf16>"])),
+                     "partition 1 uses a register tile (tile<64x16xf16>) defined outside it"),
     "missing field": (tlx_kernel("async_tasks {partitions = [{task = 0, default = true}]} {\n^():\n  yield\n}"),
                       "must have the fields"),
 }

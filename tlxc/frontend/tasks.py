@@ -7,8 +7,8 @@ task's options (``semantics/tlx_tasks.py`` checks them and places partitions on 
 then builds one region per partition -- a task with ``replicate=R`` is visited R times,
 each time with its replica id as the value of ``tlx.async_task_replica_id()`` -- and
 wraps them in one ``async_tasks`` op (``ir/ops/tasks.py``). Each body starts from the
-scope before the region and its names do not leak out of it (a task runs on other warps;
-what it computes never reaches the code after the region except through memory).
+scope before the region and its names do not leak out of it (what a task computes never
+reaches the code after the region except through memory).
 
 If the default task is the only one left (and has one replica), its body is visited in
 place, with no region: there is nothing to run beside it. A register tile defined outside
@@ -136,7 +136,8 @@ class TaskMixin(_Base):
                     self.builder.create(ops.YieldOp, [])
             finally:
                 facts.frames.pop()
-            self._check_captures(block, livein)
+            if not p.record["default"]:  # the default task runs on the warps that hold the registers
+                self._check_captures(block, livein)
             regions.append(Region(block))
         self.scope, self.def_locs = livein, def_locs
         self.builder.create(AsyncTasksOp, [], [], {

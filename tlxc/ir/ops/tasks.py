@@ -21,8 +21,9 @@ the ``partitions`` attribute, region ``i`` <-> record ``i``::
     } loc(12:4)
 
 Regions read values defined above the op directly (scalars, pointers, descriptors,
-buffers and barriers: the frontend refuses register tiles), and carry no values out: the
-op has no results and each region ends in an empty ``yield``.
+buffers and barriers; register tiles only in the default partition, which runs on the
+warps that computed them: the frontend refuses them elsewhere), and carry no values out:
+the op has no results and each region ends in an empty ``yield``.
 
 Execution model (what passes may assume, and what a code generator must provide): every
 warp of the CTA meets when the region starts (the workers are parked until the default
@@ -43,6 +44,7 @@ from typing import Any
 
 from ..core import Block, Operation, Region, register
 from ..effects import CTA_BARRIER
+from ..types import TileType
 from .base import fail
 
 MIN_REGISTERS = 24
@@ -160,9 +162,28 @@ class AsyncTasksOp(Operation):
         for (lo, hi, i), (lo2, hi2, j) in zip(ranges, ranges[1:]):
             if lo2 < hi:
                 fail(self, f"partitions {i} and {j} overlap: warps [{lo}, {hi}) and [{lo2}, {hi2})")
+        for p in workers:
+            tile = _outside_tile(p.block)
+            if tile is not None:
+                fail(self, f"partition {p.index} uses a register tile ({tile}) defined outside it; only the "
+                           "default partition runs on the warps that hold such values")
         s = self.attrs["mbarrier_try_wait_suspend_ns"]
         if not isinstance(s, int) or s < -1:
             fail(self, f"mbarrier_try_wait_suspend_ns must be -1 (not given) or a non-negative integer, got {s!r}")
+
+
+def _outside_tile(block: Block) -> Any:
+    """The type of a tile value that ``block`` uses but does not define, or None."""
+    inside: set[int] = set()
+    ops = [o for op in block.ops for o in op.walk()]
+    for o in ops:
+        inside.update(id(r) for r in o.results)
+        inside.update(id(a) for r in o.regions for b in r.blocks for a in b.args)
+    for o in ops:
+        for v in o.operands:
+            if id(v) not in inside and isinstance(v.type, TileType):
+                return v.type
+    return None
 
 
 def enclosing_partition(op: Operation) -> tuple[AsyncTasksOp, Partition] | None:
