@@ -608,6 +608,112 @@ def launch():
     ],
 }
 
+_WS = """
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+"""
+CASES.update({
+    "TLXC-WS-001": [
+        (_WS + """    with tlx.async_task(num_warps=1):  # ERR tlx.async_task
+        tl.store(x, 1.0)
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks():  # ERR tlx.async_tasks
+        with tlx.async_task(num_warps=1):
+            tl.store(x, 1.0)
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        y = 1  # ERR y
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        with tlx.async_task("default"):  # ERR tlx.async_task
+            tl.store(x, 2.0)
+""", "k.compile('*fp32')"),
+        (_WS + """    tl.store(x, tlx.async_task_replica_id())  # ERR tlx.async_task_replica_id
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        if tl.program_id(0) == 0:  # ERR tl.program_id(0) == 0
+            with tlx.async_task(num_warps=1):
+                tl.store(x, 2.0)
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-WS-002": [
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        with tlx.async_task(num_warps=1, num_regs=20):  # ERR tlx.async_task
+            tl.store(x, 2.0)
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        with tlx.async_task(num_warps=1, registers=512):  # ERR tlx.async_task
+            tl.store(x, 2.0)
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        with tlx.async_task(num_warps=1, registers=24):
+            tl.store(x, 2.0)
+        with tlx.async_task(num_warps=2):  # ERR tlx.async_task
+            tl.store(x, 3.0)
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks(pipelined=True):  # ERR tlx.async_tasks
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-WS-003": [
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        with tlx.async_task(num_warps=1, warp_group_start_id=4):
+            tl.store(x, 2.0)
+        with tlx.async_task(num_warps=1):  # ERR tlx.async_task
+            tl.store(x, 3.0)
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        with tlx.async_task(num_warps=2, warp_group_start_id=4):
+            tl.store(x, 2.0)
+        with tlx.async_task(num_warps=1, warp_group_start_id=5):  # ERR tlx.async_task
+            tl.store(x, 3.0)
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        with tlx.async_task(num_warps=1, warp_group_start_id=3):  # ERR tlx.async_task
+            tl.store(x, 2.0)
+""", "k.compile('*fp32')"),
+    ],
+    # an error inside a task body is reported at its line (TLX's test_async_tasks_region_error)
+    "TLXC-TYPE-001": CASES["TLXC-TYPE-001"] + [
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        with tlx.async_task(num_warps=1):
+            z = 1 / 0  # ERR 1 / 0
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-WS-004": [
+        (_WS + """    offs = tl.arange(0, 32)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x + offs, 1.0)
+        with tlx.async_task(num_warps=1):
+            tl.store(x + offs, 2.0)  # ERR x + offs
+""", "k.compile('*fp32')"),
+    ],
+})
+
+
 # Codes tested elsewhere because they need the command line or a broken compiler:
 ELSEWHERE = {
     "TLXC-CLI-002": "tests/test_cli.py::test_no_kernel, test_several_kernels_need_k",
