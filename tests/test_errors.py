@@ -502,19 +502,21 @@ def k(x):
     tl.store(x + tl.arange(0, 64), tl.sum(c, 0))
 """, "k.compile('*fp32', arch='sm_90a').asm['ptx']"),
     ],
-    "TLXC-TLX-005": [
-        ("""
-import tlxc.tlx as tlx
-@tlxc.jit
-def k(x):
-    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)  # ERR tlx.storage_alias_spec
-""", "k.compile('*fp32')"),
+    "TLXC-TLX-008": [
         ("""
 import tlxc.tlx as tlx
 @tlxc.jit
 def k(x):
     bars = tlx.alloc_barriers(1)
     tlx.barrier_arrive(bars[0], remote_cta_rank=1)  # ERR tlx.barrier_arrive
+""", "k.compile('*fp32').asm['ptx']"),
+    ],
+    "TLXC-TLX-005": [
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)  # ERR tlx.storage_alias_spec
 """, "k.compile('*fp32')"),
         ("""
 import tlxc.tlx as tlx
@@ -581,6 +583,17 @@ def launch():
     k.interpret[(1,)](np.zeros(4, np.float32))
 """, "launch()"),
     ],
+    "TLXC-INTERP-008": [
+        ("""
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+    buf = tlx.local_alloc((64,), tl.float32, 1)
+    tlx.remote_shmem_store(buf[0], tl.load(x + tl.arange(0, 64)), 1)  # ERR tlx.remote_shmem_store
+def launch():
+    k.interpret[(2,)](np.zeros(64, np.float32), ctas_per_cga=(2, 1, 1))
+""", "launch()"),
+    ],
     "TLXC-INTERP-007": [
         ("""
 import tlxc.tlx as tlx
@@ -607,6 +620,112 @@ def launch():
 """, "launch()"),
     ],
 }
+
+_WS = """
+import tlxc.tlx as tlx
+@tlxc.jit
+def k(x):
+"""
+CASES.update({
+    "TLXC-WS-001": [
+        (_WS + """    with tlx.async_task(num_warps=1):  # ERR tlx.async_task
+        tl.store(x, 1.0)
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks():  # ERR tlx.async_tasks
+        with tlx.async_task(num_warps=1):
+            tl.store(x, 1.0)
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        y = 1  # ERR y
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        with tlx.async_task("default"):  # ERR tlx.async_task
+            tl.store(x, 2.0)
+""", "k.compile('*fp32')"),
+        (_WS + """    tl.store(x, tlx.async_task_replica_id())  # ERR tlx.async_task_replica_id
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        if tl.program_id(0) == 0:  # ERR tl.program_id(0) == 0
+            with tlx.async_task(num_warps=1):
+                tl.store(x, 2.0)
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-WS-002": [
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        with tlx.async_task(num_warps=1, num_regs=20):  # ERR tlx.async_task
+            tl.store(x, 2.0)
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        with tlx.async_task(num_warps=1, registers=512):  # ERR tlx.async_task
+            tl.store(x, 2.0)
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        with tlx.async_task(num_warps=1, registers=24):
+            tl.store(x, 2.0)
+        with tlx.async_task(num_warps=2):  # ERR tlx.async_task
+            tl.store(x, 3.0)
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks(pipelined=True):  # ERR tlx.async_tasks
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-WS-003": [
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        with tlx.async_task(num_warps=1, warp_group_start_id=4):
+            tl.store(x, 2.0)
+        with tlx.async_task(num_warps=1):  # ERR tlx.async_task
+            tl.store(x, 3.0)
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        with tlx.async_task(num_warps=2, warp_group_start_id=4):
+            tl.store(x, 2.0)
+        with tlx.async_task(num_warps=1, warp_group_start_id=5):  # ERR tlx.async_task
+            tl.store(x, 3.0)
+""", "k.compile('*fp32')"),
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        with tlx.async_task(num_warps=1, warp_group_start_id=3):  # ERR tlx.async_task
+            tl.store(x, 2.0)
+""", "k.compile('*fp32')"),
+    ],
+    # an error inside a task body is reported at its line (TLX's test_async_tasks_region_error)
+    "TLXC-TYPE-001": CASES["TLXC-TYPE-001"] + [
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        with tlx.async_task(num_warps=1):
+            z = 1 / 0  # ERR 1 / 0
+""", "k.compile('*fp32')"),
+    ],
+    "TLXC-WS-004": [
+        (_WS + """    offs = tl.arange(0, 32)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x + offs, 1.0)
+        with tlx.async_task(num_warps=1):
+            tl.store(x + offs, 2.0)  # ERR x + offs
+""", "k.compile('*fp32')"),
+    ],
+})
+
 
 # Codes tested elsewhere because they need the command line or a broken compiler:
 ELSEWHERE = {

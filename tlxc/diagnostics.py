@@ -112,6 +112,19 @@ _ENTRIES = [
                "8) of acc's MFMA layout and an fp32 acc [M, N], all of rank 2 (or 3 with a batch); registers come "
                "in groups of 1, 2, 4, 8, 16 or 32; layouts are tlx.amd_mfma_layout, tlx.dot_operand_layout or "
                "tlx.amd_wmma_layout"),
+    Diagnostic("TLXC-WS-001", "invalid warp-specialization structure",
+               "`with tlx.async_tasks():` holds only `with tlx.async_task(...):` blocks (or a constexpr if around "
+               "them), exactly one of them async_task('default'); async_task and async_task_replica_id() are only "
+               "valid inside it"),
+    Diagnostic("TLXC-WS-002", "invalid async_task or async_tasks option",
+               "async_task('default', num_regs=R, replicate=N) or async_task(num_warps=W, num_regs=R, replicate=N, "
+               "warp_group_start_id=S): W a power of two, R a multiple of 8 in [24, 256] given on every non-default "
+               "task or on none; async_tasks takes exclusive, no_ending_cluster_sync, mbarrier_try_wait_suspend_ns"),
+    Diagnostic("TLXC-WS-003", "invalid warp placement of the tasks",
+               "give warp_group_start_id on every non-default task or on none, with ranges [S, S + num_warps * "
+               "replicate) that do not overlap each other or the default task's warps [0, num_warps)"),
+    Diagnostic("TLXC-WS-004", "a register tensor used across the async_tasks boundary",
+               "compute the tile inside the task that uses it, or pass it through a shared-memory buffer"),
     Diagnostic("TLXC-INTERP-004", "deadlock: a barrier wait that can never return",
                "check the barrier's arrive count, the expected bytes and the phase passed to barrier_wait"),
     Diagnostic("TLXC-INTERP-005", "a buffer read before its data arrived",

@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from lark import Lark
 from lark import logger as lark_logger
 from roundtrip_amd import AMD_ROUNDTRIP  # tests/ir/roundtrip_amd.py
+from roundtrip_cluster import CLUSTER_ROUNDTRIP  # tests/ir/roundtrip_cluster.py
+from roundtrip_tasks import TASKS_ROUNDTRIP  # tests/ir/roundtrip_tasks.py
 from roundtrip_tlx import TLX_ROUNDTRIP  # tests/ir/roundtrip_tlx.py
 
 from tlxc.ir import Block, Builder, Location, Region
@@ -202,6 +204,8 @@ ROUNDTRIP: dict[str, str] = {
 }
 ROUNDTRIP.update(TLX_ROUNDTRIP)
 ROUNDTRIP.update(AMD_ROUNDTRIP)
+ROUNDTRIP.update(TASKS_ROUNDTRIP)
+ROUNDTRIP.update(CLUSTER_ROUNDTRIP)
 
 
 def test_every_op_has_a_roundtrip_text() -> None:
@@ -246,7 +250,8 @@ def test_parsed_values() -> None:
     assert math.isnan(values[3]) and values[4] == -math.inf and values[5] == 1e20
     assert math.copysign(1.0, values[6]) == -1.0
     func = parse_ir(ROUNDTRIP["func"]).regions[0].block.ops[0]
-    assert func.attrs == {"sym_name": "k", "arg_divisibility": (16, 1), "num_warps": 8, "smem_total": -1}
+    assert func.attrs == {"sym_name": "k", "arg_divisibility": (16, 1), "num_warps": 8, "smem_total": -1,
+                          "cluster_dims": ()}
     assert [a.name_hint for a in func.regions[0].block.args] == ["p", "n"]
     assert func.regions[0].block.args[0].type == T.pointer(T.float16)
     assert func.loc == Location("lib/k.py", 1, 0)

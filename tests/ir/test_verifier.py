@@ -13,6 +13,8 @@ import textwrap
 
 import pytest
 from roundtrip_amd import AMD_INVALID  # tests/ir/roundtrip_amd.py
+from roundtrip_cluster import CLUSTER_INVALID  # tests/ir/roundtrip_cluster.py
+from roundtrip_tasks import TASKS_INVALID  # tests/ir/roundtrip_tasks.py
 from roundtrip_tlx import TLX_INVALID  # tests/ir/roundtrip_tlx.py
 
 from tlxc.ir import Block, Region, VerificationError
@@ -153,6 +155,8 @@ INVALID: dict[str, tuple[str, str]] = {
 }
 INVALID.update(TLX_INVALID)
 INVALID.update(AMD_INVALID)
+INVALID["async_tasks"] = TASKS_INVALID["two defaults"]
+INVALID.update(CLUSTER_INVALID)
 
 
 def test_every_op_has_a_negative_test() -> None:

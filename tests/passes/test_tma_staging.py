@@ -8,9 +8,10 @@ import numpy as np
 
 import tlxc
 import tlxc.language as tl
+from tlxc.codegen.targets import backend
 from tlxc.interpreter import run_kernel
 from tlxc.ir.parser import parse_ir
-from tlxc.ir.passes import tma_staging
+from tlxc.ir.passes import PassOptions, tma_staging
 from tlxc.ir.verifier import verify
 
 
@@ -22,7 +23,7 @@ def _scale_block(x_desc, y_desc, BM: tl.constexpr):
 
 def test_staged_kernel_matches() -> None:
     ck = _scale_block.compile("tensordesc<fp32[16,32]>,tensordesc<fp32[16,32]>", {"BM": 16})
-    module = tma_staging.run(parse_ir(ck.asm["ir"]), None)
+    module = tma_staging.run(parse_ir(ck.asm["ir"]), PassOptions(target=backend("sm_90a").info))
     verify(module)
     names = [op.name for op in module.walk()]
     assert "descriptor_load" not in names and "descriptor_store" not in names

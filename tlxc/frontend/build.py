@@ -9,6 +9,7 @@ from ..ir import ops
 from ..ir.builder import Builder
 from ..ir.core import Block, Region
 from .semantics.tlx_sync import check_named_barriers
+from .semantics.tlx_tasks import KERNEL, KernelFacts
 from .specialize import ArgSpec
 from .values import wrap
 from .visitor import CodeGenerator
@@ -36,7 +37,11 @@ def build_module(kernel: "KernelDef", specs: dict[str, ArgSpec], constants: dict
     builder = Builder(body, src.loc(src.tree))
     used: dict[str, Any] = {}
     gen = CodeGenerator(src, builder, scope, used_globals=used)
-    gen.visit_block(src.tree.body)
+    facts = KERNEL.set(KernelFacts(num_warps))  # async_tasks place partitions after the kernel's warps
+    try:
+        gen.visit_block(src.tree.body)
+    finally:
+        KERNEL.reset(facts)
     if gen.ret is not None:
         raise CompilationError("TLXC-SYNTAX-001", f"a kernel cannot return a value (got {gen.ret!r})",
                                src.loc(src.tree))

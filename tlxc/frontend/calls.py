@@ -71,6 +71,9 @@ class CallMixin(_Base):
             if not all(is_constexpr(a) for a in list(args) + list(kwargs.values())):
                 raise self.error(node, "TLXC-CONSTEXPR-001", "this function needs compile-time arguments")
             return fn(*args, **kwargs)
+        if isinstance(fn, type) and getattr(fn, "_tlxc_with", None):  # tlx.async_tasks / tlx.async_task
+            raise self.error(node, "TLXC-WS-001", f"tlx.{fn._tlxc_with}(...) is used as `with "
+                             f"tlx.{fn._tlxc_with}(...):`, not called")
         host = fn.__self__ if inspect.ismethod(fn) else fn
         if getattr(host, "_tlxc_host", False):  # TLX's layout classes: built at compile time
             args, kwargs = self.call_args(node), self.call_kwargs(node)

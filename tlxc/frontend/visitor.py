@@ -2,7 +2,8 @@
 
 This layer knows Python's structure only (names, expressions, statements, scopes); what
 an operation means is the semantic layer's business (``semantics/``). Control flow lives
-in ``control.py`` and calls (builtins, inlining) in ``calls.py``; ``CodeGenerator``
+in ``control.py``, calls (builtins, inlining) in ``calls.py`` and ``with`` (warp
+specialization) in ``tasks.py``; ``CodeGenerator``
 combines them. Constant expressions are evaluated here in Python, as Triton does, and
 follow Python's semantics; runtime values follow the IR's.
 """
@@ -26,6 +27,7 @@ from .scope import LoopMemo
 from .semantics import TENSOR_METHODS, Ctx, arith, shape
 from .semantics.base import is_number, to_tensor
 from .source import FunctionSource
+from .tasks import TaskMixin
 from .values import Handle, Tensor, describe, is_constexpr, unwrap
 
 _BINOPS: dict[type, tuple[str, Any]] = {
@@ -44,7 +46,7 @@ _CMPOPS: dict[type, tuple[str, Any]] = {
 UNSUPPORTED = {
     ast.Try: "try statements", ast.Lambda: "lambda expressions", ast.ListComp: "list comprehensions",
     ast.SetComp: "set comprehensions", ast.DictComp: "dict comprehensions",
-    ast.GeneratorExp: "generator expressions", ast.With: "with statements", ast.AsyncWith: "async with",
+    ast.GeneratorExp: "generator expressions", ast.AsyncWith: "async with",
     ast.Global: "global declarations", ast.Nonlocal: "nonlocal declarations", ast.Break: "break",
     ast.Continue: "continue", ast.Raise: "raise", ast.Import: "import", ast.ImportFrom: "import",
     ast.Delete: "del", ast.ClassDef: "class definitions", ast.FunctionDef: "nested function definitions",
@@ -58,7 +60,7 @@ if hasattr(ast, "TryStar"):
     UNSUPPORTED[ast.TryStar] = "try statements"
 
 
-class CodeGenerator(ControlFlowMixin, CallMixin, ast.NodeVisitor):
+class CodeGenerator(ControlFlowMixin, CallMixin, TaskMixin, ast.NodeVisitor):
     """Builds the IR of one function body (a kernel, or a function being inlined)."""
 
     def __init__(self, src: FunctionSource, builder: Builder, scope: dict[str, Any],

@@ -126,6 +126,11 @@ class Barrier:
     tx: int = 0
     completed: int = 0
     loc: Location | None = None
+    index: int = 0  # in the array allocated at ``loc``
+
+    def describe(self) -> str:
+        where = f" allocated at line {self.loc.line}" if self.loc is not None else ""
+        return f"mbarrier {self.index} of the array{where}"
 
     def __post_init__(self) -> None:
         self.pending = self.count
@@ -168,26 +173,52 @@ class PendingCopy:
 
 
 @dataclass
-class OnChip:
-    """Everything on chip for one program; a new one per program."""
+class Issued:
+    """The asynchronous work that a group of threads tracks for itself: its cp.async
+    groups and its outstanding TMA stores (each thread's own in hardware; a program's,
+    or one partition's under warp specialization, here)."""
 
     open_group: list[PendingCopy] = field(default_factory=list)
     groups: list[list[PendingCopy]] = field(default_factory=list)
-    tma: list[PendingCopy] = field(default_factory=list)
     stores: list[BulkRead] = field(default_factory=list)  # outstanding TMA stores, oldest first
+
+
+@dataclass
+class NamedBarrier:
+    """A hardware named barrier under warp specialization: threads arrived in the
+    current round, and how many rounds have completed."""
+
+    threads: int
+    arrived: int = 0
+    rounds: int = 0
+
+
+@dataclass
+class OnChip:
+    """Everything on chip for one program; a new one per program. ``issued`` is the
+    running partition's (the scheduler swaps it, ``tlxc.interpreter.tasks``)."""
+
+    issued: Issued = field(default_factory=Issued)
+    tma: list[PendingCopy] = field(default_factory=list)
+    named: dict[int, NamedBarrier] = field(default_factory=dict)
     clock: int = 0
+
+    @property
+    def open_group(self) -> list[PendingCopy]:
+        return self.issued.open_group
 
     # -- cp.async ----------------------------------------------------------------------------
     def commit(self) -> None:
-        self.groups.append(self.open_group)
-        self.open_group = []
+        self.issued.groups.append(self.issued.open_group)
+        self.issued.open_group = []
 
     def wait_groups(self, pendings: int) -> None:
-        keep = self.groups[len(self.groups) - pendings:] if pendings else []
-        for group in self.groups[:len(self.groups) - len(keep)]:
+        groups = self.issued.groups
+        keep = groups[len(groups) - pendings:] if pendings else []
+        for group in groups[:len(groups) - len(keep)]:
             for copy in group:
                 _settle(copy)
-        self.groups = keep
+        self.issued.groups = keep
 
     # -- TMA -----------------------------------------------------------------------------------
     def barrier_passed(self, bar: Barrier) -> None:
@@ -204,14 +235,15 @@ class OnChip:
     def store_started(self, view: View, loc: Location | None) -> None:
         """A TMA store (one bulk group) from ``view`` is now reading it."""
         read = BulkRead(view.arena, np.unique(view.byte_indices()), loc)
-        self.stores.append(read)
+        self.issued.stores.append(read)
         view.arena.bulk_reads.append(read)
 
     def stores_waited(self, pendings: int) -> None:
         """``async_descriptor_store_wait(pendings)``: all but the newest ``pendings``
         stores have read their sources."""
-        done = self.stores[:max(len(self.stores) - pendings, 0)]
-        self.stores = self.stores[len(done):]
+        stores = self.issued.stores
+        done = stores[:max(len(stores) - pendings, 0)]
+        self.issued.stores = stores[len(done):]
         for read in done:
             read.arena.bulk_reads.remove(read)
 

@@ -44,7 +44,8 @@ class LaunchState:
     barriers, async copies).
 
     ``pid`` holds 0-d int32 arrays; it and ``onchip`` are replaced by the driver before
-    each program.
+    each program. Inside an ``async_tasks`` region, ``scheduler`` runs its partitions and
+    ``task`` is the running one (``tlxc.interpreter.tasks``); both are None outside.
     """
 
     memory: Memory
@@ -53,6 +54,13 @@ class LaunchState:
     num_threads: int = 128
     onchip: OnChip = field(default_factory=OnChip)
     cluster: tuple[int, int, int] = (1, 1, 1)  # the cluster shape the kernel was compiled for
+    scheduler: Any = None
+    task: Any = None
+
+    @property
+    def active_threads(self) -> int:
+        """The threads running the current op: the partition's, or the whole program's."""
+        return self.task.threads if self.task is not None else self.num_threads
 
     @property
     def num_programs(self) -> tuple[np.ndarray, ...]:

@@ -3,7 +3,8 @@
 
 Like ``tl``, the functions here are names only: inside a ``@tlxc.kernel`` function the
 frontend applies the semantic rule registered as ``tlx.<name>`` in
-``tlxc.frontend.semantics`` (``tlx_buffers``, ``tlx_sync``, ``tlx_mma``, ``tlx_amd``). The classes
+``tlxc.frontend.semantics`` (``tlx_buffers``, ``tlx_sync``, ``tlx_mma``, ``tlx_amd``,
+``tlx_tasks``). The classes
 (``storage_kind`` ...) are plain host-side values that kernels pass as arguments.
 """
 
@@ -156,6 +157,9 @@ async_dot = _b("async_dot", "Start `A @ B (+ acc)` on the tensor cores (wgmma on
 async_dot_wait = _b("async_dot_wait", "Wait until at most `pendings` async_dot groups are in flight.")
 # -- AMD: register layouts, explicit MFMA scheduling, scaled dot (tlxc/tlx/amd.py) ------------
 from .amd import *  # noqa: E402,F401,F403
+
+# -- warp specialization: ``with tlx.async_tasks():`` / ``with tlx.async_task(...):`` (tasks.py) ----
+from .tasks import async_task, async_task_replica_id, async_tasks  # noqa: E402,F401
 
 BUILTINS: dict[str, Builtin] = {
     name: obj for name, obj in list(globals().items()) if isinstance(obj, Builtin)

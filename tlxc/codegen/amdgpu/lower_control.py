@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
+from ...errors import CompilationError
 from ...ir import ops
 from ...ir.core import Operation
 from ...ir.types import Kind
@@ -137,3 +138,12 @@ def while_loop(e: Emitter, op: Operation) -> None:
     e.b.position_at_end(exit_)
     for res, f in zip(op.results, forwarded):
         e.set(res, f.vals, f.layout)
+
+
+@lowers(ops.AsyncTasksOp)
+def _async_tasks(e: Emitter, op: Operation) -> None:
+    # The IR, its passes and the interpreter handle partitions; dispatching warps to them,
+    # partition-scoped barriers and setmaxnreg are this code generator's part, still to come.
+    raise CompilationError("TLXC-CODEGEN-001", f"warp specialization (tlx.async_tasks) is not supported by the "
+                           f"{e.target.arch} code generator yet", op.loc,
+                           "run the kernel in the interpreter, or write it without tlx.async_tasks")

@@ -15,6 +15,7 @@ from . import (  # noqa: F401  (registers the rules)
     tlx_cluster,
     tlx_mma,
     tlx_sync,
+    tlx_tasks,
 )
 from .base import RULES, Ctx  # noqa: F401
 

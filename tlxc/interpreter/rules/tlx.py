@@ -17,8 +17,9 @@ from ...ir.ops import buffers as M
 from ...ir.ops import wgmma as W
 from ...ir.types import BarrierType, DType, MemDescType, TensorDescType
 from .. import numerics as N
-from ..onchip import DEADLOCK, PENDING, Arena, Barrier, PendingCopy, View, check_readable
+from ..onchip import DEADLOCK, PENDING, Arena, Barrier, NamedBarrier, PendingCopy, View, check_readable
 from ..registry import LaunchState, evaluates
+from ..tasks import Wait
 
 Fn = Callable[..., Any]
 
@@ -160,7 +161,7 @@ def _clock64(op: Operation, state: LaunchState) -> Fn:
 @evaluates(B.BarrierAllocOp)
 def _barrier_alloc(op: Operation, state: LaunchState) -> Fn:
     n, count, loc = op.result.type.num, op.attrs["count"], op.loc
-    return lambda: [Barrier(count, loc=loc) for _ in range(n)]
+    return lambda: [Barrier(count, loc=loc, index=i) for i in range(n)]
 
 
 @evaluates(B.BarrierViewOp)
@@ -208,8 +209,10 @@ def _barrier_arrive(op: Operation, state: LaunchState) -> Fn:
         from .cluster import no_peers
 
         return no_peers(op, "a remote barrier_arrive")
-    n = count * state.num_threads if t.warp else count
-    return _predicated(op, lambda bar: bar.arrive(n, loc))
+    if not t.warp:  # the partition (or the program) arrives once, by its leader thread
+        return _predicated(op, lambda bar: bar.arrive(count, loc))
+    # a warp barrier: every thread of the partition (or of the program) arrives
+    return _predicated(op, lambda bar: bar.arrive(count * state.active_threads, loc))
 
 
 @evaluates(B.BarrierWaitOp)
@@ -218,6 +221,8 @@ def _barrier_wait(op: Operation, state: LaunchState) -> Fn:
 
     def wait(bar: Barrier, phase: np.ndarray) -> None:
         p = int(phase) & 1
+        if not bar.phase_done(p) and state.scheduler is not None:  # other partitions may arrive
+            state.scheduler.block(Wait(lambda: bar.phase_done(p), lambda: _waiting_for(bar, p), loc))
         if not bar.phase_done(p):
             where = f" (allocated at line {bar.loc.line})" if bar.loc is not None else ""
             raise InterpreterError(
@@ -229,10 +234,43 @@ def _barrier_wait(op: Operation, state: LaunchState) -> Fn:
     return _predicated(op, wait)
 
 
-@evaluates(B.NamedBarrierWaitOp, B.NamedBarrierArriveOp, B.FenceOp)
+def _waiting_for(bar: Barrier, parity: int) -> str:
+    return (f"phase {parity} of {bar.describe()}: its current phase has parity {bar.completed % 2} and still "
+            f"expects {bar.pending} arrival(s) of {bar.count} and {bar.tx} transaction byte(s)")
+
+
+@evaluates(B.FenceOp)
 def _nothing(op: Operation, state: LaunchState) -> Fn:
-    # one program runs as a whole: its threads are always in step
+    # one program (or partition) runs as a whole: its threads are always in step
     return lambda *args: None
+
+
+@evaluates(B.NamedBarrierWaitOp, B.NamedBarrierArriveOp)
+def _named_barrier(op: Operation, state: LaunchState) -> Fn:
+    """Outside warp specialization a program's threads are always in step, so a named
+    barrier does nothing; between partitions it counts the threads that reached it (a
+    partition's all at once) and a wait returns when ``threads`` have."""
+    bar_id, threads, loc = op.attrs["bar_id"], op.attrs["threads"], op.loc
+    waits = isinstance(op, B.NamedBarrierWaitOp)
+
+    def named() -> None:
+        if state.scheduler is None:
+            return
+        nb = state.onchip.named.setdefault(bar_id, NamedBarrier(threads))
+        nb.arrived += state.active_threads
+        if nb.arrived > threads:
+            raise InterpreterError(DEADLOCK, f"{nb.arrived} threads reached named barrier {bar_id}, which counts "
+                                             f"{threads} per round: more warps take part than its thread count "
+                                             "says", loc)
+        round_ = nb.rounds
+        if nb.arrived == threads:
+            nb.arrived, nb.rounds = 0, nb.rounds + 1
+        elif waits:
+            state.scheduler.block(Wait(lambda: nb.rounds > round_,
+                                       lambda: f"named barrier {bar_id}: {nb.arrived} of its {threads} threads "
+                                               "have reached it", loc))
+
+    return named
 
 
 # -- cp.async --------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ share.
 * ``ProgramOrder(func)`` -- a number for every op in a pre-order walk, and the number
   after the last op nested in each region-holding op, so "live from here to there"
   is an interval; ``effective(op, root)`` stretches an op inside a loop to the loop's
-  end when the allocation lives outside it (the next iteration comes back to it).
+  end when the allocation lives outside it (the next iteration comes back to it), and an
+  op inside an ``async_tasks`` partition to the region's end (partitions run together).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from ..types import BarrierType, MemDescType
 VIEW_OPS = (ops.LocalViewOp, ops.LocalSliceOp, ops.LocalTransOp, ops.LocalReinterpretOp, ops.BarrierViewOp)
 ROOT_OPS = (ops.LocalAllocOp, ops.BarrierAllocOp)
 LOOP_OPS = (ops.ForOp, ops.WhileOp)
+# the partitions of async_tasks run at the same time: a use in one lasts as long as the region
+CONCURRENT_OPS = (ops.AsyncTasksOp,)
 
 
 def is_buffer(v: Value) -> bool:
@@ -92,13 +95,25 @@ class ProgramOrder:
     def encloses(self, outer: Operation, op: Operation) -> bool:
         return self.pos[id(outer)] < self.pos[id(op)] < self.end[id(outer)]
 
+    def concurrent_span(self, op: Operation) -> tuple[int, int] | None:
+        """Where the outermost ``async_tasks`` region holding ``op`` starts and ends: what
+        lives in one partition lives while the others run (None outside any)."""
+        span = None
+        parent = op.parent.parent_op if op.parent is not None else None
+        while parent is not None:
+            if isinstance(parent, CONCURRENT_OPS):
+                span = (self.pos[id(parent)], self.end[id(parent)])
+            parent = parent.parent.parent_op if parent.parent is not None else None
+        return span
+
     def effective(self, op: Operation, root: Operation | None) -> int:
         """``op``'s position, moved to the end of every loop that contains ``op`` but not
-        ``root``: a use inside a loop recurs until the loop ends."""
+        ``root`` (a use inside a loop recurs until the loop ends), and of every
+        ``async_tasks`` region (its partitions run side by side, not one after another)."""
         p = self.pos[id(op)]
         parent = op.parent.parent_op if op.parent is not None else None
         while parent is not None and parent.NAME != "func":
-            if isinstance(parent, LOOP_OPS) and (root is None or not self.encloses(parent, root)):
+            if isinstance(parent, LOOP_OPS + CONCURRENT_OPS) and (root is None or not self.encloses(parent, root)):
                 p = max(p, self.end[id(parent)])
             parent = parent.parent.parent_op if parent.parent is not None else None
         return p

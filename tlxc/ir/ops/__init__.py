@@ -12,4 +12,5 @@ from .memory import *  # noqa: F401,F403
 from .misc import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
+from .tasks import *  # noqa: F401,F403
 from .wgmma import *  # noqa: F401,F403

@@ -13,7 +13,10 @@ are different attributes.
 Refuses: ops with regions and ops that are not pure (``load``, ``store``, barriers,
 terminators...) are never merged, because two of them are not interchangeable. A value
 defined in a nested region never replaces one outside it, nor one in a sibling region
-(the ``then`` and ``else`` regions of an ``if``), since it does not dominate it.
+(the ``then`` and ``else`` regions of an ``if``), since it does not dominate it. The
+partitions of ``async_tasks`` other than the default one start from an empty scope: they
+run on other warps, so an op in one is never replaced by a value from outside it (a
+register tile cannot cross).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 from typing import Any, Hashable
 
 from ..core import Block, Operation
+from ..ops.tasks import AsyncTasksOp
 from ..types import Type
 from .options import PassOptions
 from .rewrite import blocks_of, replace_op, tag
@@ -42,8 +46,9 @@ def _cse_block(block: Block, outer: list[Scope]) -> None:
     scopes = outer + [{}]
     for op in list(block.ops):
         try:
+            isolated = [p.block for p in op.partitions if not p.default] if isinstance(op, AsyncTasksOp) else []
             for inner in blocks_of(op):
-                _cse_block(inner, scopes)
+                _cse_block(inner, [] if any(inner is b for b in isolated) else scopes)
             key = _key(op)
             if key is None:
                 continue

@@ -39,6 +39,7 @@ from ..builder import Builder
 from ..core import Block, Operation, Value
 from ..layout.wgmma import WARPGROUP_ROWS
 from ..ops import AsyncDotOp, AsyncDotWaitOp, ConstantOp, DotOp, LocalAllocOp, LocalStoreOp, LocalViewOp
+from ..ops.tasks import warps_at
 from ..types import DType, MemDescType, int32
 from .options import PassOptions
 
@@ -114,8 +115,10 @@ def run(module: Operation, options: PassOptions) -> Operation:
     if not options.target.has.wgmma:
         return module
     for func in module.funcs:  # type: ignore[attr-defined]
-        num_warps = func.attrs["num_warps"]
         for op in list(func.walk()):
-            if isinstance(op, DotOp) and eligible(op, num_warps, options.target.wgmma_instr_k):
+            if not isinstance(op, DotOp):
+                continue
+            num_warps = warps_at(op, func.attrs["num_warps"])  # a warp-specialized partition's own
+            if eligible(op, num_warps, options.target.wgmma_instr_k):
                 _rewrite(op, func.body, options, num_warps)
     return module

@@ -3,7 +3,8 @@ where an op needs its operand in another one.
 
 Expects: a canonicalized kernel with no layouts; ``options.target`` (the
 ``TargetInfo``: warp size, vector width, and the layouts of dots and scheduled MFMAs,
-which only the target can choose) and the ``func``'s ``num_warps``.
+which only the target can choose) and the ``func``'s ``num_warps`` -- inside an
+``async_tasks`` partition, the partition's warp count.
 Guarantees: every tile type carries a ``LinearLayout``; ops whose result only
 re-indexes registers (reduce, expand_dims, trans, reshape, join, split, and the
 elementwise ops) get the layout derived from their operand, so the code generators
@@ -254,6 +255,8 @@ class _Assigner:
             return self.if_op(op)
         if isinstance(op, ops.WhileOp):
             return self.while_loop(op)
+        if isinstance(op, ops.AsyncTasksOp):
+            return self.partitions(op)
         if isinstance(op, (ops.StoreOp, ops.AsyncLoadOp)):  # mask and values follow the pointers
             ptr = op.operands[0]
             if isinstance(ptr.type, TileType):
@@ -438,6 +441,20 @@ class _Assigner:
                     if found is not None:
                         return found
         return None
+
+    def partitions(self, op: ops.AsyncTasksOp) -> None:
+        """Each partition runs on its own warps, so its tiles get layouts for its warp count
+        (a helper inlined into two partitions gets a layout in each); the caches hold
+        layouts for one warp count and values of one partition, so each gets fresh ones."""
+        saved = (self.num_warps, self.canon, self.remat)
+        try:
+            for p in op.partitions:
+                self.num_warps, self.canon, self.remat = p.num_warps, {}, {}
+                if p.default:  # the default partition runs on the kernel's warps, with its values
+                    self.num_warps, self.canon, self.remat = saved
+                self.block(p.block)
+        finally:
+            self.num_warps, self.canon, self.remat = saved
 
     def for_loop(self, op: Operation) -> None:
         body = op.regions[0].block

@@ -30,6 +30,13 @@ without an access in between: the pending accesses are empty after one.
 The analysis is conservative over structured control flow: ``if`` branches merge by
 union, loops iterate to a fixed point (accesses of one iteration meet the next), and a
 buffer indexed at run time counts as the whole allocation.
+
+Warp specialization (``async_tasks``): every warp meets where the region starts and
+ends (``ir/ops/tasks.py``), so each partition starts with no pending hazard; inside a
+partition the barrier inserted is ``named_barrier_wait {bar_id = 0, threads = <the
+partition's threads>}`` -- the compiler's barrier over the warps of the enclosing
+partition, which the code generator maps to that partition's hardware barrier. Accesses of
+different partitions are ordered by the user's mbarriers and named barriers, never here.
 Refuses: nothing.
 """
 
@@ -94,6 +101,7 @@ class _Analysis:
     plan: smem_alloc.SmemPlan
     num_threads: int
     inserted: list[Operation] = field(default_factory=list)
+    warp_size: int = 32
 
     def ranges(self, v: Value) -> list[Interval]:
         return self.plan.ranges(v) or [EVERYTHING]
@@ -114,6 +122,8 @@ class _Analysis:
             for region in op.regions:
                 out = out | self.block(region.block, state, insert)
             return out
+        if isinstance(op, ops.AsyncTasksOp):
+            return self.partitions(op, state, insert)
         need_fence = need_barrier = False
         reads, writes, generic = set(state.reads), set(state.writes), set(state.generic)
         for a in accesses(op):
@@ -166,6 +176,17 @@ class _Analysis:
         # over-approximates (with the insertions in place), or after none
         return at_exit if exit_after is not None else state | s
 
+    def partitions(self, op: ops.AsyncTasksOp, state: State, insert: bool) -> State:
+        """Every warp meets where the region starts and ends, so accesses before it are
+        ordered for all partitions; inside, a partition's barrier spans its own warps and
+        orders only its own accesses (other partitions' are the user's, through mbarriers).
+        Fences order proxies per thread: generic accesses stay pending across both ends."""
+        generic = state.generic
+        for p in op.partitions:
+            inner = _Analysis(self.plan, p.num_warps * self.warp_size, self.inserted, self.warp_size)
+            generic = generic | inner.block(p.block, State(generic=state.generic), insert).generic
+        return State(generic=generic)
+
     def insert(self, before: Operation, cls: type[Operation], attrs: dict) -> None:
         with Builder(None).before(before) as b:
             self.inserted.append(b.create(cls, [], [], attrs, loc=before.loc))
@@ -177,5 +198,6 @@ def run(module: Operation, options: PassOptions) -> Operation:
     # a CTA barrier spans every thread: num_warps waves of the target's width (64 lanes on CDNA)
     for func in module.funcs:  # type: ignore[attr-defined]
         plan = smem_alloc.read_plan(func)
-        _Analysis(plan, func.attrs["num_warps"] * options.target.warp_size).block(func.body, State(), True)
+        warp = options.target.warp_size
+        _Analysis(plan, func.attrs["num_warps"] * warp, warp_size=warp).block(func.body, State(), True)
     return module

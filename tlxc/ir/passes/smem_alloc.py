@@ -22,7 +22,9 @@ the passes and emitters after it; ``plan(func)`` computes it without writing):
   asynchronous copy or MMA touches lasts until the last op that retires that kind of
   work -- the ops whose class says it ``RETIRES`` it: ``async_wait_group``,
   ``barrier_wait``, ``async_dot_wait``, ``tma_store_wait`` -- or to the kernel's end when
-  none follows; a wgmma or cp.async
+  none follows; a use in an ``async_tasks`` partition lasts to the region's end, and an
+  allocation made in one is live for the whole region, since partitions run side by
+  side; a wgmma or cp.async
   followed in its own block by a wait with no pendings is done at that wait, so the
   buffers of one loop are free for the next). Allocations whose
   live ranges are disjoint may share bytes (first fit, largest first). mbarriers are
@@ -228,6 +230,9 @@ def live_ranges(func: Operation, order: ProgramOrder, roots: dict[int, frozenset
             out[id(root)] = (0, order.last)
             continue
         start = end = order.of(root)
+        span = order.concurrent_span(root)
+        if span is not None:  # allocated in a partition: the other partitions run meanwhile
+            start, end = span
         for v in views.get(id(root), []):
             owner = getattr(v, "op", None)
             if owner is None:  # a block argument: live across its whole region op

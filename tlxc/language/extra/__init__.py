@@ -1,5 +1,6 @@
 """``tlxc.language.extra``: ``tlx`` under the module path TLX kernels import it from
-(``triton.language.extra.tlx`` with ``triton`` renamed to ``tlxc``)."""
+(``triton.language.extra.tlx`` with ``triton`` renamed to ``tlxc``). Its submodules load
+through ``tlxc.tlx``'s path, so ``tlxc.language.extra.tlx.warp_spec`` imports too."""
 
 import sys
 
