@@ -296,6 +296,10 @@ class CodeGenerator(ControlFlowMixin, CallMixin, ast.NodeVisitor):
                     r = fn(left, right)
                 except TypeError as e:
                     raise self.error(node, "TLXC-TYPE-001", f"constant comparison failed: {e}") from None
+            elif name in ("is", "is not") and (is_constexpr(left) or is_constexpr(right)):
+                # a runtime value is never a constant (``x is None`` for a tensor argument,
+                # which a None argument makes the constant None: specialize.py)
+                r = name == "is not"
             elif name in ("is", "is not", "in", "not in"):
                 raise self.error(node, "TLXC-SYNTAX-001", f"'{name}' works on compile-time constants only")
             else:
