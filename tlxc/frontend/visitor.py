@@ -21,7 +21,7 @@ from ..ir.core import Location
 from ..ir.types import AliasSpecType, MemDescType, TensorDescType
 from ..language.core import Builtin, constexpr
 from .calls import BoundMethod, CallMixin
-from .control import ControlFlowMixin
+from .control import ControlFlowMixin, ControlSignal
 from .scope import LoopMemo
 from .semantics import TENSOR_METHODS, Ctx, arith, shape
 from .semantics.base import is_number, to_tensor
@@ -99,7 +99,7 @@ class CodeGenerator(ControlFlowMixin, CallMixin, ast.NodeVisitor):
             return super().visit(node)
         except SemanticError as e:
             raise CompilationError(e.code, e.message, self.loc(node), e.help) from None
-        except CompilationError:
+        except (CompilationError, ControlSignal):
             raise
         except RecursionError:
             raise self.error(node, "TLXC-SYNTAX-001", "expression or call nesting too deep") from None
