@@ -53,6 +53,10 @@ class CallMixin(_Base):
         if isinstance(fn, tl.Builtin):
             if fn.name in ("range", "static_range"):
                 raise self.error(node, "TLXC-SYNTAX-001", f"tl.{fn.name} can only be the iterator of a for loop")
+            if fn is tl.map_elementwise:  # it inlines a function: the visitor's business, not a rule's
+                from .map_elementwise import map_elementwise
+
+                return map_elementwise(self, node)  # type: ignore[arg-type]
             return self.apply_rule(node, fn.rule, fn.qualname, [])
         if isinstance(fn, BoundMethod):
             return self.apply_rule(node, fn.rule, f"tensor.{fn.rule}", [fn.self_value])
@@ -136,8 +140,6 @@ class CallMixin(_Base):
 
     # -- inlining -------------------------------------------------------------------------------------
     def inline(self, node: ast.Call, fn: Any) -> Any:
-        from .visitor import CodeGenerator
-
         if fn.noinline:
             raise self.error(node, "TLXC-OPTION-001", f"{fn.__name__} is declared with noinline=True, which tlxc "
                              "does not support: it inlines every call to a kernel function",
@@ -159,8 +161,17 @@ class CallMixin(_Base):
             scope[name] = unwrap(value)
         if fn not in self.callees:
             self.callees.append(fn)
-        callee = CodeGenerator(fn.source, self.builder, scope, self.inline_depth + 1, self.used_globals,
-                               self.loops, self.callees)
+        return self.inline_result(self.callee(fn.source, scope), fn)
+
+    def callee(self, src: Any, scope: dict[str, Any]) -> Any:
+        """The visitor of an inlined function's body."""
+        from .visitor import CodeGenerator
+
+        return CodeGenerator(src, self.builder, scope, self.inline_depth + 1, self.used_globals, self.loops,
+                             self.callees)
+
+    def inline_result(self, callee: Any, fn: Any) -> Any:
+        """Visit an inlined function's body with ``callee``; what it returns."""
         callee.visit_block(fn.source.tree.body)
         return callee.ret
 

@@ -424,7 +424,9 @@ class ControlFlowMixin(_Base):
         for v in (lb, ub, step):
             if is_number(v) and not isinstance(v, (bool, float)):
                 v = to_tensor(self.ctx, v)
-            if not isinstance(v, Tensor) or v.shape or not v.dtype.is_int() or v.dtype.kind == Kind.BOOL:
+            if isinstance(v, Tensor) and v.shape:
+                raise self.refuse_tile_condition(node, v, "a bound of a range loop")
+            if not isinstance(v, Tensor) or not v.dtype.is_int() or v.dtype.kind == Kind.BOOL:
                 raise self.error(node, "TLXC-TYPE-001", f"range bounds must be integer scalars, got {describe(v)}")
             bounds.append(v)
         t = bounds[0].dtype
@@ -508,7 +510,7 @@ class ControlFlowMixin(_Base):
                 return
             c = arith.to_bool(self.ctx, cond)
             if c.shape:
-                raise self.error(node.test, "TLXC-TYPE-001", f"a while condition must be a scalar, got {describe(c)}")
+                raise self.refuse_tile_condition(node.test, c, "the condition of a while loop")
             self.builder.create(ops.ConditionOp, [c.handle] + list(before.args))
         after = Block(types, self._hints(carried, rebuilds))
         self.scope = dict(livein)
@@ -521,6 +523,10 @@ class ControlFlowMixin(_Base):
         op = self.builder.create(ops.WhileOp, init_handles, types, {}, [Region(before), Region(after)])
         self.scope = livein
         self._bind_carried(carried, rebuilds, list(op.results))
+
+    def refuse_tile_condition(self, node: ast.AST, c: Tensor, what: str) -> CompilationError:
+        """The error for a tile where a loop needs one value (a condition, a bound)."""
+        return self.error(node, "TLXC-TYPE-001", f"{what} must be a scalar, got {describe(c)}")
 
     # -- loop helpers -------------------------------------------------------------------------------
     # Which names a loop carries is found by a dry run of its body (below). Done naively, a
