@@ -22,6 +22,7 @@ from . import knobs, language, testing  # noqa: F401
 from .errors import CompilationError, InternalCompilerError, InterpreterError, TlxcError  # noqa: F401
 from .kernels.autotune import Autotuner, Config, Heuristics, autotune, heuristics  # noqa: F401
 from .kernels.function import KernelFunction, kernel  # noqa: F401
+from .language.constexpr_function import ConstexprFunction, constexpr_function  # noqa: F401
 from .tensor_descriptor import TensorDescriptor  # noqa: F401
 
 
@@ -63,11 +64,14 @@ def set_allocator(allocator: Any) -> None:
     set_runtime_allocator(allocator)
 
 
+@constexpr_function
 def cdiv(x: Any, y: Any) -> Any:
-    """Ceiling division of integers (host side, and inside kernels via tl.cdiv)."""
+    """Ceiling division of integers: on the host, and inside kernels on compile-time
+    values (a ``constexpr_function``, as in Triton); ``tl.cdiv`` divides runtime values."""
     return (x + y - 1) // y
 
 
+@constexpr_function
 def next_power_of_2(n: int) -> int:
     """The smallest power of two >= n (1 for n <= 1)."""
     n = int(n)

@@ -26,7 +26,8 @@ def build_module(kernel: "KernelDef", specs: dict[str, ArgSpec], constants: dict
     kernel functions it inlined, at any depth (whose sources the variant depends on)."""
     src = kernel.source
     module = ops.ModuleOp([], [], {"source": src.file}, [Region(Block())], src.loc(src.tree))
-    runtime = [p for p in kernel.params if p not in kernel.constexpr_params]
+    # a runtime parameter without a spec was given None (specialize.py): a constant, as in Triton
+    runtime = [p for p in kernel.params if p not in kernel.constexpr_params and p in specs]
     body = Block([specs[p].type for p in runtime], runtime)
     func = ops.FuncOp([], [], {"sym_name": src.name, "arg_divisibility": tuple(specs[p].divisibility for p in runtime),
                                "num_warps": num_warps}, [Region(body)], src.loc(src.tree))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import SemanticError
 from ..ir.types import DType, PointerType, TensorDescType
 from ..language import core as tl
+from ..language.constexpr_function import ConstexprFunction
 from .function import KernelDef
 from .semantics import RULES, arith
 from .values import Handle, Tensor, describe, is_constexpr, unwrap
@@ -52,11 +53,17 @@ class CallMixin(_Base):
         if isinstance(fn, tl.Builtin):
             if fn.name in ("range", "static_range"):
                 raise self.error(node, "TLXC-SYNTAX-001", f"tl.{fn.name} can only be the iterator of a for loop")
+            if fn is tl.map_elementwise:  # it inlines a function: the visitor's business, not a rule's
+                from .map_elementwise import map_elementwise
+
+                return map_elementwise(self, node)  # type: ignore[arg-type]
             return self.apply_rule(node, fn.rule, fn.qualname, [])
         if isinstance(fn, BoundMethod):
             return self.apply_rule(node, fn.rule, f"tensor.{fn.rule}", [fn.self_value])
         if isinstance(fn, KernelDef):
             return self.inline(node, fn)
+        if isinstance(fn, ConstexprFunction):
+            return self.call_constexpr_function(node, fn)
         if fn is tl.constexpr:
             args = self.call_args(node)
             if len(args) != 1 or node.keywords:
@@ -111,10 +118,31 @@ class CallMixin(_Base):
         """Apply a rule to values already evaluated (for syntax such as ``buf[i]``)."""
         return RULES[rule_name](self.ctx, *args)
 
+    def call_constexpr_function(self, node: ast.Call, fn: ConstexprFunction) -> Any:
+        """A ``constexpr_function`` runs now, on compile-time values; its result is one."""
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "the function")
+        args, kwargs = self.call_args(node), self.call_kwargs(node)
+        for i, a in enumerate(list(args) + list(kwargs.values())):
+            if not is_constexpr(a):
+                arg = f"argument {i + 1}" if i < len(args) else f"argument '{list(kwargs)[i - len(args)]}'"
+                hint = "tl.cdiv(x, y) divides runtime values" if name.endswith("cdiv") else \
+                    "pass it a tl.constexpr parameter or another compile-time value, or compute on runtime " \
+                    "values with tl.* functions (or a @tlxc.jit helper)"
+                raise self.error(node, "TLXC-CONSTEXPR-001", f"{name}() is a constexpr_function: it runs while the "
+                                 f"kernel compiles, on compile-time values, but its {arg} is {describe(a)}", hint)
+        try:
+            out = fn(*args, **kwargs)
+        except Exception as e:  # the user's function failed: report it at the call, in their terms
+            raise self.error(node, "TLXC-TYPE-001", f"{name}() raised {type(e).__name__}: {e}") from None
+        if not is_constexpr(out):
+            raise self.error(node, "TLXC-CONSTEXPR-001", f"{name}() returned {describe(out)}, which is not a "
+                             "compile-time value")
+        if fn not in self.callees and fn.__module__ != "tlxc":
+            self.callees.append(fn)  # its source decides the variant too (the on-disk cache checks it)
+        return unwrap(out)
+
     # -- inlining -------------------------------------------------------------------------------------
     def inline(self, node: ast.Call, fn: Any) -> Any:
-        from .visitor import CodeGenerator
-
         if fn.noinline:
             raise self.error(node, "TLXC-OPTION-001", f"{fn.__name__} is declared with noinline=True, which tlxc "
                              "does not support: it inlines every call to a kernel function",
@@ -136,8 +164,17 @@ class CallMixin(_Base):
             scope[name] = unwrap(value)
         if fn not in self.callees:
             self.callees.append(fn)
-        callee = CodeGenerator(fn.source, self.builder, scope, self.inline_depth + 1, self.used_globals,
-                               self.loops, self.callees)
+        return self.inline_result(self.callee(fn.source, scope), fn)
+
+    def callee(self, src: Any, scope: dict[str, Any]) -> Any:
+        """The visitor of an inlined function's body."""
+        from .visitor import CodeGenerator
+
+        return CodeGenerator(src, self.builder, scope, self.inline_depth + 1, self.used_globals, self.loops,
+                             self.callees)
+
+    def inline_result(self, callee: Any, fn: Any) -> Any:
+        """Visit an inlined function's body with ``callee``; what it returns."""
         callee.visit_block(fn.source.tree.body)
         return callee.ret
 

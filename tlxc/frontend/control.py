@@ -8,7 +8,9 @@ as in Triton: a variable assigned in a loop and live before it is loop-carried a
 keep its type; one assigned in both branches of an ``if`` (or in one and live before)
 is yielded by both. An ``if`` containing ``return`` is handled by moving the statements
 that follow it into both branches, so that each branch ends the function; its results
-are then the function's return values.
+are then the function's return values. Where both branches may fall through, that copy
+would repeat for every such ``if`` that follows: a return flag (and the value returned)
+flows out of the ``if`` instead, and what follows runs once, under ``if not flag``.
 """
 
 from __future__ import annotations
@@ -20,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 from ..errors import CompilationError
 from ..ir import ops
 from ..ir.core import Block, Region
-from ..ir.types import Kind, int32
+from ..ir.types import DType, Kind, PointerType, TileType, int32, int64
 from ..language import core as tl
 from .scope import contains_return, describe_types, has_tensor, same_constant, types_of
 from .semantics import arith
-from .semantics.base import is_number, to_tensor
+from .semantics.base import constant, is_number, to_tensor
 from .values import Tensor, describe, flatten, is_constexpr
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,8 +43,22 @@ _RANGE_OPTIONS = ("num_stages", "loop_unroll_factor")
 _RANGE_FLAGS = ("warp_specialize",)
 
 
-# The scope entry of the return flag (no Python name can clash with it).
+class ControlSignal(Exception):
+    """Raised through the visitor to undo a way of building control flow and try another:
+    never a user error nor a compiler bug, so ``CodeGenerator.visit`` lets it pass."""
+
+
+# The scope entries of the return flag and of the value returned (no Python name can
+# clash with them), and the value that stands for "nothing returned yet".
 _EXIT = "<returned>"
+_RETVAL = "<return value>"
+_NO_VALUE = ("<no return value yet>",)
+
+
+class _Unflaggable(ControlSignal):
+    """A value returned under the return flag that no placeholder can stand for on the
+    paths that have not returned (a buffer, a descriptor, a string...): the if is built
+    again the other way (the statements after it copied into its branches)."""
 
 
 def always_returns(stmts: list[ast.stmt]) -> bool:
@@ -101,9 +117,22 @@ class ControlFlowMixin(_Base):
             self.returned = True
             return
         c = arith.to_bool(self.ctx, cond)
-        if rest and not always_returns(node.body) and not always_returns(node.orelse) \
-                and valueless_returns([node] + rest):
-            return self._if_with_return_flagged(node, c, rest)
+        if rest and not always_returns(node.body) and not always_returns(node.orelse):
+            if valueless_returns([node] + rest):
+                return self._if_with_return_flagged(node, c, rest)
+            saved = dict(self.scope)
+            try:
+                with self.builder.journal_of() as built:
+                    return self._if_with_return_flagged(node, c, rest, values=True)
+            except _Unflaggable:
+                for op in reversed(built):  # what the attempt built, in blocks left unattached too
+                    op.erase()
+                self.scope, self.exit_flag = saved, False
+        self._if_with_return_copied(node, c, rest)
+
+    def _if_with_return_copied(self, node: ast.If, c: Tensor, rest: list[ast.stmt]) -> None:
+        """The statements after the if copied into both branches, each then ending the function."""
+        then_stmts, else_stmts = list(node.body) + rest, list(node.orelse) + rest
         saved = dict(self.scope)
         results = []
         blocks = []
@@ -134,28 +163,78 @@ class ControlFlowMixin(_Base):
 
     # Copying the statements after an ``if`` into both of its branches is exponential when
     # both branches may fall through to them and they hold such ifs again (``if c: if d:
-    # return``, n times: 2**n copies). There, with returns that carry no value, a flag
-    # tells whether the function has returned: a return sets it, the if yields it, and
-    # the statements that follow run once, under ``if not flag``.
-    def _if_with_return_flagged(self, node: ast.If, c: Tensor, rest: list[ast.stmt]) -> None:
+    # return``, n times: 2**n copies). There a flag tells whether the function has
+    # returned: a return sets it, the if yields it, and the statements that follow run
+    # once, under ``if not flag``. A returned value travels beside the flag (``values``):
+    # the if yields it too, a placeholder of its type standing for it on the paths that
+    # have not returned (the flag says it is never read there), and the function's value
+    # is the if's result: what the statements after it return, or the value carried.
+    def _if_with_return_flagged(self, node: ast.If, c: Tensor, rest: list[ast.stmt], values: bool = False) -> None:
         self.scope[_EXIT] = False
+        if values:
+            self.scope[_RETVAL] = _NO_VALUE
         self.exit_flag = True
         try:
             self._runtime_if(node, c)
         finally:
             self.exit_flag = False
         flag = self.scope.pop(_EXIT)
-        if is_constexpr(flag):  # every return was in a branch folded away
-            if not flag:
+        carried = self.scope.pop(_RETVAL, _NO_VALUE)
+        self.ret = None
+        if is_constexpr(flag):  # every return was in a branch folded away, or every path returned
+            if flag:
+                self.ret = None if carried is _NO_VALUE else carried
+            else:
                 self.visit_block(rest)
-        else:
-            block = Block()
-            saved = dict(self.scope)
-            with self.builder.at_end(block):
-                self.visit_block(rest)
-            self.scope = saved
+            self.returned = True
+            return
+        block = Block()
+        saved = dict(self.scope)
+        self.ret = None
+        with self.builder.at_end(block):
+            self.visit_block(rest)
+            value = self.ret
+            if carried is not _NO_VALUE:
+                value = self._returned_value(node, value, carried)
+        self.scope = saved
+        if carried is _NO_VALUE:
             self._build_if(node, arith.logical_not(self.ctx, flag), [block, Block()], [(), ()])
-        self.ret, self.returned = None, True
+            self.ret = None
+        else:
+            self.ret = self._build_if(node, arith.logical_not(self.ctx, flag), [block, Block()], [value, carried])
+        self.returned = True
+
+    def _returned_value(self, node: ast.AST, value: Any, carried: Any) -> Any:
+        """What the statements after a flagged if return, checked against the value an
+        earlier return carries (the two results of the if that joins them)."""
+        if value is None or not (has_tensor(value) or is_number(value) or isinstance(value, tuple)):
+            raise self.error(node, "TLXC-TYPE-002", f"the function returns {describe(carried)} on one path and "
+                             f"{'nothing' if value is None else describe(value)} on another")
+        value = self.sanitize_yield(value)
+        if types_of(value) != types_of(carried):
+            raise self.error(node, "TLXC-TYPE-002", "the function returns different types on different paths: "
+                             f"{describe_types(types_of(carried))} and {describe_types(types_of(value))}")
+        return value
+
+    def _placeholder(self, v: Any) -> Any:
+        """A value of ``v``'s types (zeros, null pointers) for the paths of a flagged if
+        that have not returned: never read, since the flag tells them apart."""
+        if not has_tensor(v):
+            raise _Unflaggable()
+        handles, rebuild = flatten(v)
+        out = []
+        for h in handles:
+            t = h.type
+            scalar = t.scalar if isinstance(t, (DType, PointerType, TileType)) else None
+            shape = t.shape if isinstance(t, TileType) else ()
+            if isinstance(scalar, DType):
+                out.append(constant(self.ctx, 0, scalar, shape).handle)
+            elif isinstance(scalar, PointerType):
+                zero = constant(self.ctx, 0, int64, shape).handle
+                out.append(self.builder.value(ops.IntToPtrOp, [zero], t))
+            else:
+                raise _Unflaggable()
+        return rebuild(out)
 
     def _visit_block_flagged(self, stmts: list[ast.stmt]) -> bool:
         """Statements in a branch under a return flag: a return sets the flag; what follows
@@ -164,6 +243,11 @@ class ControlFlowMixin(_Base):
             if isinstance(stmt, ast.Return):
                 if self.loop_depth:
                     self.visit_Return(stmt)  # reports it
+                if _RETVAL in self.scope:
+                    value = self.visit(stmt.value) if stmt.value is not None else None
+                    if value is None or not (has_tensor(value) or is_number(value) or isinstance(value, tuple)):
+                        raise _Unflaggable()  # nothing, or a constant that no branch can yield
+                    self.scope[_RETVAL] = self.sanitize_yield(value)
                 self.scope[_EXIT] = True
                 return False
             self.visit(stmt)
@@ -217,7 +301,8 @@ class ControlFlowMixin(_Base):
             with self.builder.at_end(block):
                 self.visit_block(stmts)
             if self.exit_flag and self.scope.get(_EXIT) is True:
-                self.scope = {**livein, _EXIT: True}  # what a branch that returned assigned is dead
+                # what a branch that returned assigned is dead, but for the value it returned
+                self.scope = {**livein, _EXIT: True, **({_RETVAL: self.scope[_RETVAL]} if _RETVAL in livein else {})}
             scopes.append(self.scope)
             blocks.append(block)
         self.scope = livein
@@ -229,6 +314,15 @@ class ControlFlowMixin(_Base):
             a, b = then_scope[name], else_scope[name]
             if a is livein.get(name) and b is livein.get(name):
                 continue
+            if name == _RETVAL:  # a value returned on one side only: a placeholder on the other
+                if a is _NO_VALUE:
+                    with self.builder.at_end(blocks[0]):
+                        a = self._placeholder(b)
+                elif b is _NO_VALUE:
+                    with self.builder.at_end(blocks[1]):
+                        b = self._placeholder(a)
+                if not has_tensor(a) or not has_tensor(b):
+                    raise _Unflaggable()
             if not has_tensor(a) and not has_tensor(b):
                 if same_constant(a, b):
                     self.scope[name] = a
@@ -245,6 +339,9 @@ class ControlFlowMixin(_Base):
             with self.builder.at_end(blocks[1]):
                 b = self.sanitize_yield(b)
             if types_of(a) != types_of(b):
+                if name == _RETVAL:
+                    raise self.error(node, "TLXC-TYPE-002", "the branches return different types: "
+                                     f"{describe_types(types_of(a))} and {describe_types(types_of(b))}")
                 raise self.error(node, "TLXC-TYPE-002", f"'{name}' is {describe_types(types_of(a))} after the "
                                  f"then-branch but {describe_types(types_of(b))} after the else-branch")
             yields[0].append(a)
@@ -327,7 +424,9 @@ class ControlFlowMixin(_Base):
         for v in (lb, ub, step):
             if is_number(v) and not isinstance(v, (bool, float)):
                 v = to_tensor(self.ctx, v)
-            if not isinstance(v, Tensor) or v.shape or not v.dtype.is_int() or v.dtype.kind == Kind.BOOL:
+            if isinstance(v, Tensor) and v.shape:
+                raise self.refuse_tile_condition(node, v, "a bound of a range loop")
+            if not isinstance(v, Tensor) or not v.dtype.is_int() or v.dtype.kind == Kind.BOOL:
                 raise self.error(node, "TLXC-TYPE-001", f"range bounds must be integer scalars, got {describe(v)}")
             bounds.append(v)
         t = bounds[0].dtype
@@ -411,7 +510,7 @@ class ControlFlowMixin(_Base):
                 return
             c = arith.to_bool(self.ctx, cond)
             if c.shape:
-                raise self.error(node.test, "TLXC-TYPE-001", f"a while condition must be a scalar, got {describe(c)}")
+                raise self.refuse_tile_condition(node.test, c, "the condition of a while loop")
             self.builder.create(ops.ConditionOp, [c.handle] + list(before.args))
         after = Block(types, self._hints(carried, rebuilds))
         self.scope = dict(livein)
@@ -424,6 +523,10 @@ class ControlFlowMixin(_Base):
         op = self.builder.create(ops.WhileOp, init_handles, types, {}, [Region(before), Region(after)])
         self.scope = livein
         self._bind_carried(carried, rebuilds, list(op.results))
+
+    def refuse_tile_condition(self, node: ast.AST, c: Tensor, what: str) -> CompilationError:
+        """The error for a tile where a loop needs one value (a condition, a bound)."""
+        return self.error(node, "TLXC-TYPE-001", f"{what} must be a scalar, got {describe(c)}")
 
     # -- loop helpers -------------------------------------------------------------------------------
     # Which names a loop carries is found by a dry run of its body (below). Done naively, a

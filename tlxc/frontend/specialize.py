@@ -128,15 +128,38 @@ def _literal(text: str) -> Any:
 
 
 def parse_signature(sig: Any, runtime_params: list[str], constexpr_params: list[str],
-                    all_params: list[str]) -> tuple[dict[str, ArgSpec], dict[str, Any]]:
+                    all_params: list[str], none_params: frozenset[str] = frozenset(),
+                    ) -> tuple[dict[str, ArgSpec], dict[str, Any]]:
     """A signature string or dict to (runtime arg specs, constexpr values found in it).
 
     A string lists either the runtime parameters only, or every parameter, giving
     constexprs inline as values (Triton's AOT form: ``"*fp32:16, i32, 1024"``).
+
+    A runtime parameter may be the constant None, as a None argument is at launch: its
+    entry is ``None``, or ``constexpr`` (Triton's spelling of a specialized argument)
+    with the value None in the constants (``none_params``: the runtime parameters the
+    constants give None), or a string of the typed parameters only leaves it out.
     """
     consts: dict[str, Any] = {}
+    specs: dict[str, ArgSpec] = {}
+
+    def runtime_entry(name: str, entry: Any) -> None:
+        text = entry if isinstance(entry, str) else None
+        if text is not None and text.strip() in ("None", "constexpr"):
+            if text.strip() == "constexpr" and name not in none_params:
+                raise SemanticError("TLXC-SIG-001", f"the signature makes the runtime parameter '{name}' a constexpr, "
+                                    "but the constants give it no value", f"give constants={{'{name}': None}} (tlxc "
+                                    "specializes a runtime parameter as the constant None only)")
+            consts[name] = None
+            return
+        if name in none_params:
+            raise SemanticError("TLXC-SIG-001", f"'{name}' has the type {entry} in the signature and the value None "
+                                "in the constants", f"write '{name}' as constexpr (or None) in the signature, or "
+                                "leave None out of the constants")
+        specs[name] = entry if isinstance(entry, ArgSpec) else parse_type(str(entry))
+
+    typed = [p for p in runtime_params if p not in none_params]
     if isinstance(sig, dict):
-        specs = {}
         for k, v in sig.items():
             if k in constexpr_params:
                 if v != "constexpr":
@@ -144,26 +167,31 @@ def parse_signature(sig: Any, runtime_params: list[str], constexpr_params: list[
                 continue
             if k not in runtime_params:
                 raise SemanticError("TLXC-SIG-001", f"signature names '{k}', which is not a runtime parameter")
-            specs[k] = v if isinstance(v, ArgSpec) else parse_type(str(v))
+            runtime_entry(k, v)
     else:
         from ..runtime.args import split_signature  # the runtime splits signatures the same way
 
         parts = split_signature(str(sig))
         if len(parts) == len(all_params) and len(all_params) != len(runtime_params):
-            specs = {}
             for name, p in zip(all_params, parts):
                 if name in constexpr_params:
                     if p != "constexpr":
                         consts[name] = _literal(p)
                 else:
-                    specs[name] = parse_type(p)
+                    runtime_entry(name, p)
         elif len(parts) == len(runtime_params):
-            specs = {name: parse_type(p) for name, p in zip(runtime_params, parts)}
+            for name, p in zip(runtime_params, parts):
+                runtime_entry(name, p)
+        elif len(parts) == len(typed):  # the parameters the constants give None are left out
+            for name, p in zip(typed, parts):
+                runtime_entry(name, p)
         else:
             raise SemanticError("TLXC-SIG-001", f"signature has {len(parts)} entries; the kernel has "
                                 f"{len(runtime_params)} runtime parameters ({', '.join(runtime_params)})"
                                 + (f" and {len(all_params)} in all" if constexpr_params else ""))
-    missing = [p for p in runtime_params if p not in specs]
+    for name in none_params:
+        consts[name] = None
+    missing = [p for p in runtime_params if p not in specs and p not in consts]
     if missing:
         raise SemanticError("TLXC-SIG-001", f"signature gives no type for {', '.join(missing)}")
     return specs, consts

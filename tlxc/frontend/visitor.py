@@ -22,7 +22,7 @@ from ..ir.core import Location
 from ..ir.types import AliasSpecType, MemDescType, TensorDescType
 from ..language.core import Builtin, constexpr
 from .calls import BoundMethod, CallMixin
-from .control import ControlFlowMixin
+from .control import ControlFlowMixin, ControlSignal
 from .scope import LoopMemo
 from .semantics import TENSOR_METHODS, Ctx, arith, shape
 from .semantics.base import is_number, to_tensor
@@ -101,7 +101,7 @@ class CodeGenerator(ControlFlowMixin, CallMixin, TaskMixin, ast.NodeVisitor):
             return super().visit(node)
         except SemanticError as e:
             raise CompilationError(e.code, e.message, self.loc(node), e.help) from None
-        except CompilationError:
+        except (CompilationError, ControlSignal):
             raise
         except RecursionError:
             raise self.error(node, "TLXC-SYNTAX-001", "expression or call nesting too deep") from None
@@ -298,6 +298,10 @@ class CodeGenerator(ControlFlowMixin, CallMixin, TaskMixin, ast.NodeVisitor):
                     r = fn(left, right)
                 except TypeError as e:
                     raise self.error(node, "TLXC-TYPE-001", f"constant comparison failed: {e}") from None
+            elif name in ("is", "is not") and (is_constexpr(left) or is_constexpr(right)):
+                # a runtime value is never a constant (``x is None`` for a tensor argument,
+                # which a None argument makes the constant None: specialize.py)
+                r = name == "is not"
             elif name in ("is", "is not", "in", "not in"):
                 raise self.error(node, "TLXC-SYNTAX-001", f"'{name}' works on compile-time constants only")
             else:

@@ -20,6 +20,8 @@ class Builder:
         self.block = block
         self.index: int | None = None
         self.loc = loc
+        # every op created while it is a list (see ``journal_of``)
+        self.journal: list[Operation] | None = None
 
     def create(
         self,
@@ -32,6 +34,8 @@ class Builder:
         loc: Location | None = None,
     ) -> Operation:
         op = cls(operands, result_types, attrs, regions, loc or self.loc, optional)
+        if self.journal is not None:
+            self.journal.append(op)
         if self.block is not None:
             if self.index is None:
                 self.block.append(op)
@@ -44,6 +48,19 @@ class Builder:
               optional: dict[str, Value | None] | None = None, **attrs: Any) -> Value:
         """Create a one-result op and return its result."""
         return self.create(cls, operands, [result_type], attrs, optional=optional).result
+
+    @contextmanager
+    def journal_of(self) -> Iterator[list[Operation]]:
+        """The ops created inside the ``with``, also those in blocks not (yet) part of an
+        op, so that a caller who gives up what it built can erase all of it. Journals nest:
+        an inner one's ops are also in the outer one."""
+        outer, self.journal = self.journal, []
+        try:
+            yield self.journal
+        finally:
+            inner, self.journal = self.journal, outer
+            if outer is not None:
+                outer.extend(inner)
 
     @contextmanager
     def at_end(self, block: Block) -> Iterator["Builder"]:

@@ -5,11 +5,12 @@ The key (``variant_key``) hashes what decides the code before anything is compil
 tlxc version, the kernel's source text with its file and first line (the code's line
 information points there), the runtime arguments' specializations, the constexpr values,
 the compile options (the target among them). What a compile discovers is checked when an
-entry is read (``load``): every kernel function it inlined, at any depth, must still have
-the source it had (a changed callee is a miss), and every module global it read the value
-it had. Entries live in ``runtime/cache.py``'s ``KernelCache`` (``TLXC_CACHE_DIR``, else
-``~/.cache/tlxc``), which checks each blob's SHA-256: a torn or corrupt entry is a miss,
-and the variant is compiled and stored again.
+entry is read (``load``): every kernel function it inlined, at any depth, and every
+constexpr_function it called must still have the source it had (a changed callee is a
+miss), and every module global it read the value it had. Entries live in
+``runtime/cache.py``'s ``KernelCache`` (``TLXC_CACHE_DIR``, else ``~/.cache/tlxc``),
+which checks each blob's SHA-256: a torn or corrupt entry is a miss, and the variant is
+compiled and stored again.
 
 A variant read from disk has no IR module until something asks for it: its printed IR is
 stored with it and parsed on demand (the interpreter never reads from disk).
@@ -25,6 +26,7 @@ from typing import Any
 
 from ..compiler import CompiledKernel
 from ..frontend.function import KernelDef
+from ..language.constexpr_function import ConstexprFunction
 from ..language.core import constexpr
 
 FORMAT = "tlxc.variant/1"
@@ -34,9 +36,10 @@ _AMD = ("ir", "llir", "amdgcn", "hsaco")
 _MISSING = object()
 
 
-def source_hash(fn: KernelDef) -> str | None:
-    """A hash of a kernel function's source text, file and first line; None where the
-    source cannot be read (such a kernel is never cached on disk)."""
+def source_hash(fn: KernelDef | ConstexprFunction) -> str | None:
+    """A hash of a kernel function's (or a constexpr_function's) source text, file and
+    first line; None where the source cannot be read (such a kernel is never cached on
+    disk)."""
     try:
         lines, start = inspect.getsourcelines(fn.fn)
         file = inspect.getsourcefile(fn.fn) or inspect.getfile(fn.fn)
@@ -124,7 +127,7 @@ def load(kernel: KernelDef, key: str, specs: dict[str, Any], consts: dict[str, A
         callees = []
         for c in meta["callees"]:
             fn = _resolve(c["module"], c["qualname"])
-            if not isinstance(fn, KernelDef) or source_hash(fn) != c["hash"]:
+            if not isinstance(fn, (KernelDef, ConstexprFunction)) or source_hash(fn) != c["hash"]:
                 return None  # the callee changed (or cannot be found): compile again
             callees.append(fn)
         used = {}

@@ -131,11 +131,16 @@ class KernelFunction(KernelDef):
         return {k: values[k] for k in self.params}, options
 
     def specialize(self, values: dict[str, Any], loc: Any) -> tuple[dict[str, ArgSpec], dict[str, Any]]:
+        """The runtime argument specs and constexpr values of a launch. A runtime argument
+        that is None is specialized as the constant None, as Triton does: it is not passed,
+        ``x is None`` folds in the kernel, and the variant differs from one with a tensor."""
         specs, consts = {}, {}
         for name, v in values.items():
             if name in self.constexpr_params:
                 v = v.value if isinstance(v, constexpr) else v
                 consts[name] = tuple(v) if isinstance(v, list) else v
+            elif v is None:
+                consts[name] = None
             else:
                 try:
                     specs[name] = spec_of(v, name not in self.do_not_specialize)
@@ -190,8 +195,11 @@ class KernelFunction(KernelDef):
         prev = getattr(self, "last_compiled", None)
         if prev is None:
             return ""
-        diffs = [f"{k}: {prev.signature[k]} -> {v}" for k, v in specs.items() if prev.signature.get(k) != v]
-        diffs += [f"{k}={prev.constants.get(k)!r} -> {v!r}" for k, v in consts.items() if prev.constants.get(k) != v]
+        was = {**prev.signature, **prev.constants}  # a runtime argument given None is among the constants
+        diffs = [f"{k}: {_spelled(was.get(k))} -> {v}" for k, v in specs.items() if prev.signature.get(k) != v]
+        diffs += [f"{k}: {_spelled(was.get(k))} -> None" if k in self.runtime_params else
+                  f"{k}={prev.constants.get(k)!r} -> {v!r}"
+                  for k, v in consts.items() if k not in prev.constants or prev.constants[k] != v]
         if prev.options != options:
             diffs.append("launch options changed")
         return ", ".join(diffs)
@@ -200,20 +208,24 @@ class KernelFunction(KernelDef):
                     loc: Any) -> tuple[dict[str, ArgSpec], dict[str, Any]]:
         """The runtime argument specs and constexpr values of an ahead-of-time compile."""
         runtime = self.runtime_params
+        constants = {k: (v.value if isinstance(v, constexpr) else v) for k, v in (constants or {}).items()}
+        consts: dict[str, Any] = {}
+        for k, v in constants.items():
+            if k not in self.params:
+                raise CompilationError("TLXC-LAUNCH-001", f"{self.__name__} has no parameter '{k}'", loc)
+            if k not in self.constexpr_params and v is not None:
+                raise CompilationError("TLXC-LAUNCH-001", f"'{k}' is not a tl.constexpr parameter of "
+                                       f"{self.__name__}; constants= can give a runtime parameter the value None "
+                                       f"only (as a None argument at launch), not {v!r}", loc)
+        none = frozenset(k for k in runtime if k in constants)
         try:
             specs, sig_consts = parse_signature(signature if signature is not None else "", runtime,
                                                 [p for p in self.params if p in self.constexpr_params],
-                                                self.params)
+                                                self.params, none)
         except SemanticError as e:
             raise CompilationError(e.code, e.message, loc, e.help) from None
-        consts = dict(sig_consts)
-        for k, v in (constants or {}).items():
-            if k not in self.params:
-                raise CompilationError("TLXC-LAUNCH-001", f"{self.__name__} has no parameter '{k}'", loc)
-            if k not in self.constexpr_params:
-                raise CompilationError("TLXC-LAUNCH-001", f"'{k}' is not a tl.constexpr parameter of "
-                                       f"{self.__name__}", loc)
-            consts[k] = v
+        consts.update(sig_consts)
+        consts.update(constants)
         for name in self.params:
             if name in self.constexpr_params and name not in consts:
                 default = self.signature.parameters[name].default
@@ -275,6 +287,11 @@ class KernelFunction(KernelDef):
             check_clusters(normalize_grid(grid, dict(values), loc), options, loc)
         specs, consts = self.specialize(values, loc)
         return self.get_compiled(specs, consts, options, disk=not interpret)
+
+
+def _spelled(spec: Any) -> str:
+    """How a runtime argument's specialization reads in a recompile reason."""
+    return "None" if spec is None else str(spec)
 
 
 def _check_arch(arch: Any, loc: Any) -> str:

@@ -198,17 +198,19 @@ class Launcher:
             check_clusters(dims, options, loc)
             ck = kernel.get_compiled(specs, consts, options, disk=not self.interpret)
             runtime = [values[p] for p in kernel.runtime_params]
+            # the arguments the variant takes: those given None are constants in it
+            passed = [values[p] for p in kernel.runtime_params if p in ck.signature]
             if dims[0] * dims[1] * dims[2] == 0:
                 return ck
             if not self.interpret:
                 loaded = _loaded(ck)
-                loaded(dims, runtime, stream=launch.get("stream"))
+                loaded(dims, passed, stream=launch.get("stream"))
                 if key is not None:
                     remember(kernel, key, loaded, ck, runtime)
                 return ck
             from ..interpreter import run_kernel
 
-            run_kernel(ck.func, dims, runtime)
+            run_kernel(ck.func, dims, passed)
             return ck
         except TlxcError as e:
             raise clean(e) from None
@@ -284,7 +286,10 @@ def remember(kernel: "KernelFunction", key: tuple, loaded: Any, ck: Any, runtime
     """Enter a launched variant in the fast table under the key of the launch, and under
     its speculative key too (see ``make_fast_launch``). The first launch fixes the kinds
     of arguments that the fast path speculates on."""
-    if kernel._fast_kinds is None:
+    if len(ck.signature) != len(runtime):  # None given for some: a launch passes the others only
+        loaded = _Passing(loaded, tuple(i for i, p in enumerate(kernel.runtime_params) if p in ck.signature))
+    if kernel._fast_kinds is None and not any(v is None for v in runtime):
+        # the kinds come from a launch without None, whose argument stands for no kind
         kernel._fast_kinds = tuple(_kind(v) for v in runtime)
         kernel._fast_trusted = _trusted_kinds(runtime, kernel._fast_kinds)
         kernel._fast_fns = make_fast_launch(kernel, kernel._fast_kinds, kernel._fast_trusted)
@@ -315,6 +320,25 @@ def remember(kernel: "KernelFunction", key: tuple, loaded: Any, ck: Any, runtime
                                  for i, kind in enumerate(kernel._fast_kinds)):
             continue
         kernel._fast[tuple(v.value if isinstance(v, constexpr) else v for v in k)] = entry  # values, not wrappers
+
+
+class _Passing:
+    """The fast table's entry for a variant that some arguments were None for (constants
+    in it): its launches pass the other arguments only. It never launches through
+    ``launch_trusted``, whose key a None argument never matches."""
+
+    __slots__ = ("loaded", "keep")
+
+    def __init__(self, loaded: Any, keep: tuple[int, ...]) -> None:
+        self.loaded = loaded
+        self.keep = keep
+
+    def launch(self, grid: Any, args: tuple, stream: Any) -> None:
+        self.loaded.launch(grid, [args[i] for i in self.keep], stream)
+
+    @staticmethod
+    def launch_trusted(*args: Any) -> int:
+        return 1  # not launched: the caller launches through ``launch``
 
 
 def _guarded_launch(kernel: "KernelFunction", loaded: Any, ck: Any, key: tuple) -> Any:
@@ -408,6 +432,8 @@ def _scalar_types() -> tuple[dict[type, type], dict[type, type]]:
 
 def _other_key(a: Any, specialize: bool) -> tuple[Any, Any]:
     """The key slots of an argument that the generated code has no inline case for."""
+    if a is None:  # a constant of the variant (KernelFunction.specialize)
+        return None, None
     t = type(a)
     if t not in _POINTER_TYPES and _pointer_type(t):
         _POINTER_TYPES.add(t)

@@ -189,6 +189,7 @@ dot_scaled = _b("dot_scaled", "Matrix product of microscaled (mx) operands: (a *
 # -- control and hints ------------------------------------------------------------------
 range = _b("range", "A loop range with pipelining and unrolling hints.")  # noqa: A001
 static_range = _b("static_range", "A loop range unrolled at compile time.")
+map_elementwise = _b("map_elementwise", "Apply a scalar @jit function to every element of tiles.")
 static_assert = _b("static_assert", "Compile-time assertion.")
 static_print = _b("static_print", "Print at compile time.")
 device_assert = _b("device_assert", "Runtime assertion.")
