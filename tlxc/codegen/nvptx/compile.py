@@ -17,7 +17,7 @@ from ...ir.passes import smem_alloc
 from ...ir.passes.options import PassOptions
 from ...ir.passes.pipeline import TILE_PIPELINE, run_pipeline
 from ...ir.types import DType, Kind, PointerType, TensorDescType
-from . import lower_tensormap
+from . import lower_tasks, lower_tensormap
 from .emitter import Emitter
 from .pipeline import PIPELINE
 from .ptx import PtxFunction, module_text, reg_class
@@ -112,13 +112,27 @@ def emit(module, info: NvidiaTargetInfo, timings: dict[str, float] | None = None
         else:
             e.prologue.append(f"\tld.param.{pt} {r}, [{name}_param_{i}];")
         e.set(a, [r])
+    ws = lower_tasks.plan(e, func, maxnreg)  # warp specialization: the warps and budgets of its partitions
+    if ws is not None:
+        num_warps = ws.total_warps
+        fn.maxntid = num_warps * 32
+        if ws.budget.default is not None or ws.budget.groups:
+            fn.maxnreg = ws.budget.maxnreg  # what every warp starts with, before setmaxnreg
     e.block(func.body)
     if e.clustered and reaches_peers(func):  # no CTA leaves while a peer may still reach into its shared memory
         from .lower_cluster import cluster_sync
 
         cluster_sync(e)
     fn.body = e.prologue + fn.body
-    shared = plan.check_limit(target.max_shared_bytes, e.scratch_bytes, arch, func.loc)
+    if e.worker_code:
+        fn.body += ["\tret;"] + e.worker_code
+    scratch = e.scratch_bytes
+    if ws is not None:  # the partitions' scratch areas, then the values the workers read from the default path
+        body, scratch = e.place_scratch("\n".join(fn.body))
+        capture = -(-(plan.scratch_offset + scratch) // 16) * 16
+        scratch = capture - plan.scratch_offset + ws.capture_bytes
+        fn.body = body.replace(lower_tasks.CAPTURE, str(capture)).split("\n")
+    shared = plan.check_limit(target.max_shared_bytes, scratch, arch, func.loc)
     fn.shared_bytes = shared
     fn.shared_align = max([PLAIN_SHARED_ALIGN] + [a.align for a in plan.allocations])
     files = sorted(e.files, key=e.files.get)

@@ -112,11 +112,25 @@ class Emitter:
     # the warps that run the code being emitted (``enter``), and each scope's per-thread values
     scope: Scope | None = None
     _scoped: dict[Scope, tuple[dict, dict]] = field(default_factory=dict)
+    _base_scope: Scope | None = None
+    # warp specialization: the worker partitions' count, each one's scratch bytes, and the
+    # code of the worker warps (emitted after the default path: ``lower_tasks``)
+    partitions: int = 0
+    partition_scratch: dict[Scope, int] = field(default_factory=dict)
+    worker_code: list[str] = field(default_factory=list)
+    ws: Any = None  # the warp-specialization plan (``lower_tasks.WsPlan``)
 
     def __post_init__(self) -> None:
         if self.scope is None:
             self.scope = Scope(0, self.num_warps)
+        self._base_scope = self.scope
         self._scoped[self.scope] = (self._special, self._coords)
+
+    def rebase(self, scope: Scope) -> None:
+        """Make ``scope`` the kernel's base scope (before anything is emitted): under warp
+        specialization the code outside the partitions runs on the default warps only."""
+        self._scoped = {scope: (self._special, self._coords)}
+        self.scope = self._base_scope = scope
 
     @property
     def clustered(self) -> bool:
@@ -276,16 +290,39 @@ class Emitter:
 
     # -- scratch shared memory -----------------------------------------------------------------
     def scratch(self, nbytes: int) -> None:
-        """Reserve ``nbytes`` of the kernel's scratch area (reused by every op, which
-        brackets its use with barriers)."""
-        self.scratch_bytes = max(self.scratch_bytes, nbytes)
+        """Reserve ``nbytes`` of the scope's scratch area (reused by every op of the scope,
+        which brackets its use with the scope's barriers)."""
+        assert self.scope is not None
+        if self.scope == self._base_scope:
+            self.scratch_bytes = max(self.scratch_bytes, nbytes)
+        else:  # a partition runs beside the others: its own area, placed after the base one (placement)
+            self.partition_scratch[self.scope] = max(self.partition_scratch.get(self.scope, 0), nbytes)
 
     def smem_base(self) -> Reg:
-        """The 32-bit shared-window address of the kernel's scratch area (after the
-        kernel's buffers, ``scratch_offset`` bytes into ``global_smem``)."""
+        """The 32-bit shared-window address of the scope's scratch area (after the
+        kernel's buffers, ``scratch_offset`` bytes into ``global_smem``; a partition's
+        after the others', written as a placeholder that ``place_scratch`` fills)."""
+        assert self.scope is not None
+        if self.scope != self._base_scope:
+            return self.special_value("smem", f"mov.u32 {{r}}, global_smem+@SCRATCH{self.scope.first_warp}@;")
         if self.scratch_offset:
             return self.special_value("smem", f"mov.u32 {{r}}, global_smem+{self.scratch_offset};")
         return self.special_value("smem", "mov.u32 {r}, global_smem;")
+
+    @property
+    def scratch_share(self) -> int:
+        """How many scopes share the shared memory the buffers leave for scratch."""
+        return 1 + self.partitions
+
+    def place_scratch(self, text: str) -> tuple[str, int]:
+        """``text`` with each partition's scratch placeholder replaced by its offset (after
+        the base scope's area, 16-byte aligned), and the scratch bytes of all scopes."""
+        end = self.scratch_offset + self.scratch_bytes
+        for scope, nbytes in sorted(self.partition_scratch.items(), key=lambda kv: kv[0].first_warp):
+            end = -(-end // 16) * 16
+            text = text.replace(f"@SCRATCH{scope.first_warp}@", str(end))
+            end += nbytes
+        return text, end - self.scratch_offset
 
     def special_value(self, key: str, text: str) -> Reg:
         r = self._special.get(key)

@@ -6,7 +6,6 @@ values get their own registers, written by parallel copies at ``yield`` / ``cond
 
 from __future__ import annotations
 
-from ...errors import CompilationError
 from ...ir import ops
 from ...ir.core import Operation, Value
 from ...ir.types import Kind
@@ -162,11 +161,3 @@ def while_loop(e: Emitter, op: Operation) -> None:
     e.fn.emit(f"{bra} {head}")
     e.fn.place(exit_)
 
-
-@lowers(ops.AsyncTasksOp)
-def _async_tasks(e: Emitter, op: Operation) -> None:
-    # The IR, its passes and the interpreter handle partitions; dispatching warps to them,
-    # partition-scoped barriers and setmaxnreg are this code generator's part, still to come.
-    raise CompilationError("TLXC-CODEGEN-001", f"warp specialization (tlx.async_tasks) is not supported by the "
-                           f"{e.target.arch} code generator yet", op.loc,
-                           "run the kernel in the interpreter, or write it without tlx.async_tasks")

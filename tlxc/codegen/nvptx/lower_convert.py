@@ -92,7 +92,7 @@ def convert_layout(e: Emitter, op: Operation) -> None:
 def scratch_budget(e: Emitter) -> int:
     """Bytes of scratch one op may use: the target's shared memory less the kernel's own
     buffers (the scratch area starts after them)."""
-    return e.target.max_shared_bytes - e.scratch_offset
+    return (e.target.max_shared_bytes - e.scratch_offset) // e.scratch_share
 
 
 # -- per-thread values, computed once in the prologue ------------------------------------------

@@ -22,6 +22,7 @@ from . import (  # noqa: F401  (importing a lowering module registers its rules)
     lower_reduce,
     lower_shape,
     lower_sync,
+    lower_tasks,
     lower_tensormap,
     lower_tma,
     lower_wgmma,

@@ -206,6 +206,8 @@ class _Assigner:
     def op(self, op: Operation) -> None:
         if isinstance(op, (ops.ForOp, ops.IfOp, ops.WhileOp)):
             return self.control(op)
+        for region in op.regions:  # regions that carry no values (async_tasks partitions)
+            self.block(region.block)
         if not any(_is_smem(r) for r in op.results):
             return
         try:

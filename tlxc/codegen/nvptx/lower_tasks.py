@@ -1,0 +1,249 @@
+"""Warp specialization on NVIDIA: ``async_tasks`` (one region per partition) as warps of
+one CTA dispatched to their partition's code.
+
+The kernel is launched with every partition's warps (padded to whole warpgroups when a
+partition asks for registers, as ``setmaxnreg`` works per warpgroup). The code outside the
+region runs on the default partition's warps only, so the kernel's base scope is the
+default warps: its compiler barriers are ``bar.sync 0, <default threads>``.
+
+    entry:   (prologue: parameters, thread ids -- every warp)
+             @worker bra $ws_workers            // warps past the default's
+             ... the default path, up to the region ...
+    region:  captures -> shared memory (thread 0), bar.sync 1, <all threads>
+             [setmaxnreg for the default's warpgroups]
+             ... the default partition ...
+             bar.sync 1, <all threads>          // every worker is done
+             ... the default path after the region ... ret
+    $ws_workers:
+             bar.sync 1, <all threads>          // the default reached the region
+             captures <- shared memory; setmaxnreg per warpgroup
+             one branch per worker partition, each under its own scope (first warp, warp
+             count, hardware barrier: ``partition_budget.barrier_ids``), then
+             bar.arrive 1, <all threads>; ret
+
+Values a worker partition reads from the default path (scalars, pointers, buffer and
+barrier addresses) travel through a small area of shared memory after the scratch areas;
+the kernel's parameters and the prologue's values are there in every warp already. Each
+partition gets its own scratch area (``Emitter.partition_scratch``): partitions run at
+the same time, so they cannot share one.
+
+Refused (``TLXC-CODEGEN-001`` at the region's line): more than one ``async_tasks`` in a
+kernel, a region inside control flow (the workers wait for the default to reach it), a
+default partition that is not whole warpgroups when registers are requested, register
+budgets the register file cannot hold (``partition_budget``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...errors import CompilationError
+from ...ir import ops
+from ...ir.core import Operation, Value
+from . import instructions as insn
+from .emitter import Emitter, Scope, TileRegs, lowers
+from .partition_budget import BudgetError, RegisterBudget, Worker, barrier_ids, register_budget
+from .ptx import Reg
+
+WS_BARRIER = 1  # every warp of the CTA: the region's start and end
+CAPTURE = "@WSCAPTURE@"  # the capture area's offset in global_smem, known once the scratch areas are
+
+
+@dataclass
+class WsPlan:
+    op: Operation
+    total_warps: int
+    default_warps: int
+    budget: RegisterBudget
+    bars: dict[int, int | None]  # partition index -> its hardware barrier (None: one warp)
+    workers_label: str = ""
+    capture_bytes: int = 0
+    captured: list[Value] = field(default_factory=list)
+
+    @property
+    def threads(self) -> int:
+        return self.total_warps * 32
+
+
+def _fail(op: Operation, message: str) -> CompilationError:
+    return CompilationError("TLXC-CODEGEN-001", message, op.loc)
+
+
+def plan(e: Emitter, func: Operation, maxnreg: int | None) -> WsPlan | None:
+    """The dispatch of the kernel's ``async_tasks`` region (None when it has none), with
+    the emitter rebased on the default warps and the entry's branch to the workers."""
+    regions = [op for op in func.walk() if isinstance(op, ops.AsyncTasksOp)]
+    if not regions:
+        return None
+    op = regions[0]
+    if len(regions) > 1:
+        raise _fail(regions[1], "a second tlx.async_tasks region in one kernel: the NVIDIA code generator "
+                                "dispatches the warps of one region")
+    if op.parent is not func.body:  # type: ignore[attr-defined]
+        raise _fail(op, "tlx.async_tasks inside a loop or a branch: its worker warps wait at the kernel's start for "
+                        "the region, so it must be at the top level of the kernel")
+    parts = op.partitions  # type: ignore[attr-defined]
+    default = next(p for p in parts if p.default)
+    workers = [p for p in parts if not p.default]
+    wanted = default.registers or any(p.registers for p in workers)
+    try:
+        budget = register_budget(default.num_warps, default.registers or None,
+                                 [Worker(p.warp_start, p.num_warps, p.registers or None) for p in workers], maxnreg)
+        user_bars = {o.attrs["bar_id"] for o in func.walk()
+                     if isinstance(o, (ops.NamedBarrierWaitOp, ops.NamedBarrierArriveOp)) and o.attrs["bar_id"]}
+        ids = barrier_ids([p.num_warps for p in workers], user_bars | {WS_BARRIER})
+    except BudgetError as err:
+        raise _fail(op, f"tlx.async_tasks: {err}") from None
+    if wanted and default.num_warps % 4:
+        raise _fail(op, f"the default task's {default.num_warps} warps are not whole warpgroups, which setmaxnreg "
+                        "(registers=) needs")
+    total = budget.total_warps if wanted else op.total_warps  # type: ignore[attr-defined]
+    ws = WsPlan(op, total, default.num_warps, budget, {p.index: b for p, b in zip(workers, ids)})
+    e.rebase(Scope(0, default.num_warps, 0, whole_cta=False))
+    e.partitions = len(workers)
+    ws.workers_label = e.fn.label("ws_workers")
+    worker = e.fn.reg("pred")
+    e.fn.emit(f"setp.ge.u32 {worker}, {e.special('tid')}, {default.num_warps * 32}")
+    e.fn.emit(f"bra {ws.workers_label}", worker)
+    e.ws = ws
+    return ws
+
+
+def _captures(op: Operation, func_args: set[int]) -> list[Value]:
+    """Values the worker partitions read that the default path computed before the region
+    (in order of first use)."""
+    inside: set[int] = set()
+    for o in op.walk():
+        inside.update(id(r) for r in o.results)
+        inside.update(id(a) for r in o.regions for b in r.blocks for a in b.args)
+    out: dict[int, Value] = {}
+    for p in op.partitions:  # type: ignore[attr-defined]
+        if p.default:
+            continue
+        for o in p.block.ops:
+            for x in o.walk():
+                for v in x.operands:
+                    if id(v) not in inside and id(v) not in func_args:
+                        out.setdefault(id(v), v)
+    return list(out.values())
+
+
+def _store_captures(e: Emitter, ws: WsPlan, values: list[Value]) -> list[tuple[Value, list[tuple[Reg | str, int]]]]:
+    """The default's thread 0 writes each captured register at its slot (8 bytes each)."""
+    from .lower_sync import thread0
+
+    if not values:
+        return []
+    base = e.special_value("ws.capture", f"mov.u32 {{r}}, global_smem+{CAPTURE};")
+    p = thread0(e)
+    layout = []
+    slot = 0
+    for v in values:
+        regs = []
+        for r in e.get(v, packed_ok=True).regs:
+            if not isinstance(r, Reg):  # an immediate is the same in every warp
+                regs.append((r, -1))
+                continue
+            if r.cls == "pred":
+                t = e.fn.reg("b32")
+                e.fn.emit(f"selp.u32 {t}, 1, 0, {r}")
+                e.fn.emit(f"st.shared.u32 [{base}+{slot}], {t}", p)
+            else:
+                e.fn.emit(f"st.shared.b{16 if r.cls == 'b16' else 32 if r.cls in ('b32', 'f32') else 64} "
+                          f"[{base}+{slot}], {r}", p)
+            regs.append((r, slot))
+            slot += 8
+        layout.append((v, regs))
+    ws.capture_bytes = slot
+    return layout
+
+
+def _load_captures(e: Emitter, layout: list[tuple[Value, list[tuple[Reg | str, int]]]]) -> dict[int, TileRegs]:
+    if not layout:
+        return {}
+    base = e.special_value("ws.capture", f"mov.u32 {{r}}, global_smem+{CAPTURE};")
+    out: dict[int, TileRegs] = {}
+    for v, regs in layout:
+        got = e.values[id(v)]
+        new: list = []
+        for r, slot in regs:
+            if slot < 0:
+                new.append(r)
+                continue
+            assert isinstance(r, Reg)
+            n = e.fn.reg(r.cls)
+            if r.cls == "pred":
+                t = e.fn.reg("b32")
+                e.fn.emit(f"ld.shared.u32 {t}, [{base}+{slot}]")
+                e.fn.emit(f"setp.ne.u32 {n}, {t}, 0")
+            else:
+                e.fn.emit(f"ld.shared.b{16 if r.cls == 'b16' else 32 if r.cls in ('b32', 'f32') else 64} {n}, "
+                          f"[{base}+{slot}]")
+            new.append(n)
+        out[id(v)] = TileRegs(new, got.layout, got.packed)
+    return out
+
+
+def _setmaxnreg(e: Emitter, count: int, start: int) -> None:
+    if count > start:
+        e.fn.emit(insn.setmaxnreg("inc", count))
+    elif count < start:
+        e.fn.emit(insn.setmaxnreg("dec", count))
+
+
+@lowers(ops.AsyncTasksOp)
+def async_tasks(e: Emitter, op: Operation) -> None:
+    ws: WsPlan = e.ws
+    if ws is None or ws.op is not op:  # pragma: no cover - plan() saw every region
+        raise _fail(op, "internal: an async_tasks region the dispatch was not planned for")
+    func_args = {id(a) for a in op.parent.parent.parent.body.args}  # type: ignore[union-attr]
+    layout = _store_captures(e, ws, _captures(op, func_args))
+    e.fn.emit(insn.bar_sync(WS_BARRIER, ws.threads))
+    budget = ws.budget
+    if budget.default is not None:
+        _setmaxnreg(e, budget.default, budget.maxnreg)
+    default = next(p for p in op.partitions if p.default)  # type: ignore[attr-defined]
+    e.block(default.block)
+    e.fn.emit(insn.bar_sync(WS_BARRIER, ws.threads))
+    # the worker warps' code, after the default path's
+    main, e.fn.body = e.fn.body, e.worker_code
+    try:
+        e.fn.place(ws.workers_label)
+        e.fn.emit(insn.bar_sync(WS_BARRIER, ws.threads))
+        loaded = _load_captures(e, layout)
+        warp = e.fn.reg("b32")
+        e.fn.emit(f"mov.u32 {warp}, %tid.x")
+        e.fn.emit(f"shr.u32 {warp}, {warp}, 5")
+        done = e.fn.label("ws_done")
+        if budget.groups:  # every warp of a warpgroup sets its budget, padding warps included
+            grp = e.fn.reg("b32")
+            e.fn.emit(f"shr.u32 {grp}, {warp}, 2")
+            for g, count in sorted(budget.groups.items()):
+                skip = e.fn.label("ws_group")
+                p = e.fn.reg("pred")
+                e.fn.emit(f"setp.ne.u32 {p}, {grp}, {g}")
+                e.fn.emit(f"bra {skip}", p)
+                _setmaxnreg(e, count, budget.maxnreg)
+                e.fn.place(skip)
+        for part in op.partitions:  # type: ignore[attr-defined]
+            if part.default:
+                continue
+            skip = e.fn.label("ws_task")
+            p = e.fn.reg("pred")
+            e.fn.emit(f"setp.lt.u32 {p}, {warp}, {part.warp_start}")
+            e.fn.emit(f"bra {skip}", p)
+            e.fn.emit(f"setp.ge.u32 {p}, {warp}, {part.warp_start + part.num_warps}")
+            e.fn.emit(f"bra {skip}", p)
+            scope = Scope(part.warp_start, part.num_warps, ws.bars[part.index], whole_cta=False)
+            saved = {k: e.values[k] for k in loaded}
+            e.values.update(loaded)
+            with e.enter(scope):
+                e.block(part.block)
+            e.values.update(saved)
+            e.fn.emit(f"bra {done}")
+            e.fn.place(skip)
+        e.fn.place(done)
+        e.fn.emit(insn.bar_arrive(WS_BARRIER, ws.threads))
+        e.fn.emit("ret")
+    finally:
+        e.worker_code, e.fn.body = e.fn.body, main
