@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..accessors import Attr, Operand, OptionalOperand, VariadicOperands
 from ..core import Operation, register
 from ..types import DType, Kind, TileType
 from .base import fail
@@ -79,6 +80,8 @@ class ZerosOp(Operation):
     NAME = "zeros"
     ATTRS = {"layout": Operation.REQUIRED}
 
+    layout = Attr[dict[str, Any]]()
+
     def verify(self) -> None:
         super().verify()
         _tile(self, self.result.type, "the result")
@@ -96,6 +99,11 @@ class RequireLayoutOp(Operation):
     NAME = "require_layout"
     OPERANDS = ("x",)
     ATTRS = {"layout": Operation.REQUIRED, "pin": True, "late_address_compute": False}
+
+    x = Operand()
+    layout = Attr[dict[str, Any]]()
+    pin = Attr[bool]()
+    late_address_compute = Attr[bool]()
 
     def verify(self) -> None:
         super().verify()
@@ -115,6 +123,8 @@ class ReleaseLayoutOp(Operation):
     NAME = "release_layout"
     OPERANDS = ("x",)
 
+    x = Operand()
+
     def verify(self) -> None:
         super().verify()
         _like(self, self.result.type, _tile(self, self.operands[0].type, "x"))
@@ -130,6 +140,9 @@ class ExtractSliceOp(Operation):
     NAME = "extract_slice"
     OPERANDS = ("x",)
     ATTRS = {"offsets": Operation.REQUIRED}
+
+    x = Operand()
+    offsets = Attr[tuple[int, ...]]()
 
     def verify(self) -> None:
         super().verify()
@@ -157,6 +170,11 @@ class RematerializedRangeOp(Operation):
     OPERANDS = ("?placement",)
     ATTRS = {"start": Operation.REQUIRED, "end": Operation.REQUIRED, "identity": Operation.REQUIRED}
 
+    placement = OptionalOperand()
+    start = Attr[int]()
+    end = Attr[int]()
+    identity = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
         start, end, ident = self.attrs["start"], self.attrs["end"], self.attrs["identity"]
@@ -179,6 +197,8 @@ class AmdSchedBarrierOp(Operation):
     NAME = "amd_sched_barrier"
     ATTRS = {"mask": 0}
     NUM_RESULTS = 0
+
+    mask = Attr[int]()
 
     def verify(self) -> None:
         super().verify()
@@ -204,6 +224,10 @@ class AmdRegisterResidentOp(Operation):
     OPERANDS = ("x",)
     ATTRS = {"register_class": "agpr", "registers_per_group": 1}
 
+    x = Operand()
+    register_class = Attr[str]()
+    registers_per_group = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
         _register_tile(self, self.operands[0].type)
@@ -224,6 +248,9 @@ class AmdRegisterClassAnchorOp(Operation):
     NAME = "amd_register_class_anchor"
     OPERANDS = ("x",)
     ATTRS = {"register_class": "vgpr"}
+
+    x = Operand()
+    register_class = Attr[str]()
 
     def verify(self) -> None:
         super().verify()
@@ -248,6 +275,14 @@ class AmdScheduledMfmaOp(Operation):
     OPERANDS = ("a", "b", "acc")
     ATTRS = {"accumulator_role": Operation.REQUIRED, "resident_operand": "none",
              "accumulator_register_class": "auto", "initialize": False}
+
+    a = Operand()
+    b = Operand()
+    acc = Operand()
+    accumulator_role = Attr[str]()
+    resident_operand = Attr[str]()
+    accumulator_register_class = Attr[str]()
+    initialize = Attr[bool]()
 
     def verify(self) -> None:
         super().verify()
@@ -284,6 +319,9 @@ class AmdMfmaCommitOp(Operation):
     OPERANDS = ("*values",)
     ATTRS = {"preserve": False}
     NUM_RESULTS = None
+
+    values = VariadicOperands()
+    preserve = Attr[bool]()
 
     def verify(self) -> None:
         super().verify()
@@ -322,6 +360,18 @@ class DotScaledOp(Operation):
     OPERANDS = ("a", "b", "acc", "?a_scale", "?b_scale")
     ATTRS = {"a_format": Operation.REQUIRED, "b_format": Operation.REQUIRED, "fast_math": False,
              "lhs_k_pack": True, "rhs_k_pack": True, "tiles_per_warp": None}
+
+    a = Operand()
+    b = Operand()
+    acc = Operand()
+    a_scale = OptionalOperand()
+    b_scale = OptionalOperand()
+    a_format = Attr[str]()
+    b_format = Attr[str]()
+    fast_math = Attr[bool]()
+    lhs_k_pack = Attr[bool]()
+    rhs_k_pack = Attr[bool]()
+    tiles_per_warp = Attr[tuple[int, ...] | None]()
 
     def verify(self) -> None:
         super().verify()

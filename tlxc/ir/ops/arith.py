@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..accessors import Attr, Operand
 from ..core import Operation, register
 from ..types import DType, Kind
 from .base import fail, is_float, is_i1, is_int, is_ptr, same_types
@@ -24,6 +25,8 @@ class ConstantOp(Operation):
     PURE = True
     NAME = "constant"
     ATTRS = {"value": Operation.REQUIRED}
+
+    value = Attr[int | float]()
 
     def verify(self) -> None:
         super().verify()
@@ -45,6 +48,9 @@ class _Binary(Operation):
     OPERANDS = ("lhs", "rhs")
     # which element kinds the op accepts: "any", "int", "float", "num" (int or float)
     ACCEPTS = "num"
+
+    lhs = Operand()
+    rhs = Operand()
 
     def verify(self) -> None:
         super().verify()
@@ -77,6 +83,8 @@ class DivOp(_Binary):
     NAME = "div"
     ACCEPTS = "float"
     ATTRS = {"precise": False}
+
+    precise = Attr[bool]()
 IDivOp = _binary("idiv", "int", "Integer division, truncating toward zero when signed.")
 RemOp = _binary("rem", "num", "Remainder with the sign of the dividend (C's % and fmod).")
 AndOp = _binary("and", "int", "Bitwise and.")
@@ -93,6 +101,8 @@ class MinimumOp(_Binary):
     NAME = "minimum"
     ATTRS = {"propagate_nan": False}
 
+    propagate_nan = Attr[bool]()
+
 
 @register
 class MaximumOp(_Binary):
@@ -100,6 +110,8 @@ class MaximumOp(_Binary):
 
     NAME = "maximum"
     ATTRS = {"propagate_nan": False}
+
+    propagate_nan = Attr[bool]()
 
 
 PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -114,6 +126,10 @@ class CmpOp(Operation):
     NAME = "cmp"
     OPERANDS = ("lhs", "rhs")
     ATTRS = {"predicate": Operation.REQUIRED}
+
+    lhs = Operand()
+    rhs = Operand()
+    predicate = Attr[str]()
 
     def verify(self) -> None:
         super().verify()
@@ -133,6 +149,10 @@ class SelectOp(Operation):
     NAME = "select"
     OPERANDS = ("cond", "true_value", "false_value")
 
+    cond = Operand()
+    true_value = Operand()
+    false_value = Operand()
+
     def verify(self) -> None:
         super().verify()
         c, a, b = self.operands
@@ -147,6 +167,8 @@ class _Unary(Operation):
     PURE = True
     OPERANDS = ("x",)
     ACCEPTS = "float"
+
+    x = Operand()
 
     def verify(self) -> None:
         super().verify()
@@ -184,6 +206,10 @@ class FmaOp(Operation):
     NAME = "fma"
     OPERANDS = ("a", "b", "c")
 
+    a = Operand()
+    b = Operand()
+    c = Operand()
+
     def verify(self) -> None:
         super().verify()
         same_types(self, self.operands)
@@ -211,6 +237,9 @@ class ConvertOp(Operation):
     OPERANDS = ("x",)
     ATTRS = {"rounding": "rtne"}
 
+    x = Operand()
+    rounding = Attr[str]()
+
     def verify(self) -> None:
         super().verify()
         src, dst = self.operands[0].type, self.result.type
@@ -230,6 +259,8 @@ class BitcastOp(Operation):
     NAME = "bitcast"
     OPERANDS = ("x",)
 
+    x = Operand()
+
     def verify(self) -> None:
         super().verify()
         src, dst = self.operands[0].type, self.result.type
@@ -248,6 +279,8 @@ class PtrToIntOp(Operation):
     NAME = "ptrtoint"
     OPERANDS = ("x",)
 
+    x = Operand()
+
     def verify(self) -> None:
         super().verify()
         if not is_ptr(self.operands[0].type) or not is_int(self.result.type):
@@ -264,6 +297,8 @@ class IntToPtrOp(Operation):
     NAME = "inttoptr"
     OPERANDS = ("x",)
 
+    x = Operand()
+
     def verify(self) -> None:
         super().verify()
         if not is_int(self.operands[0].type) or not is_ptr(self.result.type):
@@ -279,6 +314,9 @@ class AddPtrOp(Operation):
     PURE = True
     NAME = "addptr"
     OPERANDS = ("ptr", "offset")
+
+    ptr = Operand()
+    offset = Operand()
 
     def verify(self) -> None:
         super().verify()

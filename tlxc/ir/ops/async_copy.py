@@ -5,6 +5,7 @@ bulk groups for stores)."""
 
 from __future__ import annotations
 
+from ..accessors import Attr, Operand, OptionalOperand, VariadicOperands
 from ..core import Operation, register
 from ..effects import CTA_BARRIER, Sync, read, write
 from ..types import DescPtrType, PointerType, TensorDescType, TileType, TokenType
@@ -42,6 +43,13 @@ class AsyncLoadOp(Operation):
     OPERANDS = ("ptr", "buf", "?mask", "?other")
     ATTRS = {"cache": "", "eviction": ""}
 
+    ptr = Operand()
+    buf = Operand()
+    mask = OptionalOperand()
+    other = OptionalOperand()
+    cache = Attr[str]()
+    eviction = Attr[str]()
+
     def verify(self) -> None:
         super().verify()
         ptr = self.operands[0].type
@@ -68,6 +76,8 @@ class AsyncCommitGroupOp(Operation):
     NAME = "async_commit_group"
     OPERANDS = ("*tokens",)
 
+    tokens = VariadicOperands()
+
     def verify(self) -> None:
         super().verify()
         _tokens(self)
@@ -85,6 +95,9 @@ class AsyncWaitGroupOp(Operation):
     SYNC = (Sync("wait"), CTA_BARRIER)  # the copies of every thread are visible to all: a CTA barrier follows
     RETIRES = ("async_load",)
     RETIRES_ALL_AT_ZERO = True
+
+    tokens = VariadicOperands()
+    pendings = Attr[int]()
 
     def verify(self) -> None:
         super().verify()
@@ -135,6 +148,9 @@ class TensorDescPtrIndexOp(Operation):
     OPERANDS = ("ptr", "index")
     PURE = True
 
+    ptr = Operand()
+    index = Operand()
+
     def verify(self) -> None:
         super().verify()
         descriptor_ptr(self, self.operands[0])
@@ -152,6 +168,8 @@ class ReinterpretTensorDescOp(Operation):
     NAME = "reinterpret_tensor_descriptor"
     OPERANDS = ("desc_ptr",)
 
+    desc_ptr = Operand()
+
     def verify(self) -> None:
         super().verify()
         descriptor_ptr(self, self.operands[0])
@@ -167,6 +185,11 @@ class MakeTensorDescOp(Operation):
     NAME = "make_tensor_descriptor"
     OPERANDS = ("base", "*dims", "?desc_ptr")
     ATTRS = {"padding": "zero"}
+
+    base = Operand()
+    dims = VariadicOperands()
+    desc_ptr = OptionalOperand()
+    padding = Attr[str]()
 
     def verify(self) -> None:
         super().verify()
@@ -197,6 +220,13 @@ class TmaLoadOp(Operation):
     MEMORY = (write("buf", "async"),)  # completes through ``bar``, not in program order
     NUM_RESULTS = 0
 
+    desc = Operand()
+    buf = Operand()
+    bar = Operand()
+    coords = VariadicOperands()
+    pred = OptionalOperand()
+    eviction = Attr[str]()
+
     def verify(self) -> None:
         super().verify()
         d = descriptor(self, self.operands[0].type)
@@ -221,6 +251,12 @@ class TmaStoreOp(Operation):
     MEMORY = (read("buf", "async"),)
     NUM_RESULTS = 0
 
+    desc = Operand()
+    buf = Operand()
+    coords = VariadicOperands()
+    reduce = Attr[str]()
+    eviction = Attr[str]()
+
     def verify(self) -> None:
         super().verify()
         d = descriptor(self, self.operands[0].type)
@@ -242,6 +278,8 @@ class TmaStoreWaitOp(Operation):
     RETIRES = ("tma_store",)
     NUM_RESULTS = 0
 
+    pendings = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
         _pendings(self)
@@ -253,6 +291,9 @@ class DescriptorLoadOp(Operation):
 
     NAME = "descriptor_load"
     OPERANDS = ("desc", "*coords")
+
+    desc = Operand()
+    coords = VariadicOperands()
 
     def verify(self) -> None:
         super().verify()
@@ -271,6 +312,10 @@ class DescriptorStoreOp(Operation):
     NAME = "descriptor_store"
     OPERANDS = ("desc", "value", "*coords")
     NUM_RESULTS = 0
+
+    desc = Operand()
+    value = Operand()
+    coords = VariadicOperands()
 
     def verify(self) -> None:
         super().verify()

@@ -8,6 +8,7 @@ then the parity flips and the arrival count is re-armed (see
 
 from __future__ import annotations
 
+from ..accessors import Attr, Operand, OptionalOperand
 from ..core import Operation, register
 from ..effects import CTA_BARRIER, Sync
 from ..types import BarrierType
@@ -44,6 +45,9 @@ class BarrierAllocOp(Operation):
     SYNC = (CTA_BARRIER,)  # initialized by one thread, then every thread must see it
     PURE = False
 
+    count = Attr[int]()
+    smem_offset = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
         barrier(self, self.result.type, "the result", array=True)
@@ -58,6 +62,9 @@ class BarrierViewOp(Operation):
     NAME = "barrier_view"
     OPERANDS = ("bars", "index")
     PURE = True
+
+    bars = Operand()
+    index = Operand()
 
     def verify(self) -> None:
         super().verify()
@@ -77,6 +84,10 @@ class BarrierExpectOp(Operation):
     SYNC = (Sync("expect_bytes"), Sync("arrive"), CTA_BARRIER)  # one thread arrives, after the CTA meets
     NUM_RESULTS = 0
 
+    bar = Operand()
+    pred = OptionalOperand()
+    bytes = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
         barrier(self, self.operands[0].type)
@@ -95,6 +106,10 @@ class BarrierWaitOp(Operation):
     RETIRES = ("tma_load",)  # the bytes a TMA load delivers are there once its phase completes
     NUM_RESULTS = 0
 
+    bar = Operand()
+    phase = Operand()
+    pred = OptionalOperand()
+
     def verify(self) -> None:
         super().verify()
         barrier(self, self.operands[0].type)
@@ -111,6 +126,10 @@ class BarrierArriveOp(Operation):
     OPERANDS = ("bar", "?pred")
     ATTRS = {"count": 1}
     NUM_RESULTS = 0
+
+    bar = Operand()
+    pred = OptionalOperand()
+    count = Attr[int]()
 
     def verify(self) -> None:
         super().verify()
@@ -130,6 +149,9 @@ class BarrierArriveOp(Operation):
 class _NamedBarrier(Operation):
     ATTRS = {"bar_id": Operation.REQUIRED, "threads": Operation.REQUIRED}
     NUM_RESULTS = 0
+
+    bar_id = Attr[int]()
+    threads = Attr[int]()
 
     def verify(self) -> None:
         super().verify()
@@ -168,6 +190,8 @@ class FenceOp(Operation):
     NAME = "fence"
     ATTRS = {"scope": Operation.REQUIRED}
     NUM_RESULTS = 0
+
+    scope = Attr[str]()
 
     def verify(self) -> None:
         super().verify()

@@ -10,6 +10,7 @@ memory.
 
 from __future__ import annotations
 
+from ..accessors import Attr, Operand, OptionalOperand, VariadicOperands
 from ..core import Operation, register
 from ..effects import read, write
 from ..types import STORAGES, AliasSpecType, DType, MemDescType, TileType
@@ -48,6 +49,11 @@ class StorageAliasSpecOp(Operation):
     ATTRS = {"storage": "smem", "size": Operation.REQUIRED, "fixed": False, "smem_offset": -1}
     PURE = True
 
+    storage = Attr[str]()
+    size = Attr[int]()
+    fixed = Attr[bool]()
+    smem_offset = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
         if not isinstance(self.result.type, AliasSpecType):
@@ -71,6 +77,11 @@ class LocalAllocOp(Operation):
     OPERANDS = ("?reuse",)
     ATTRS = {"pinned": False, "alias": (), "smem_offset": -1}
     PURE = False
+
+    reuse = OptionalOperand()
+    pinned = Attr[bool]()
+    alias = Attr[tuple[int, ...]]()
+    smem_offset = Attr[int]()
 
     def alias_placement(self) -> tuple[int, int] | None:
         """``(offset, step)`` in the spec's bytes when this allocation overlays a spec."""
@@ -117,6 +128,9 @@ class LocalViewOp(Operation):
     OPERANDS = ("buf", "index")
     PURE = True
 
+    buf = Operand()
+    index = Operand()
+
     def verify(self) -> None:
         super().verify()
         src = memdesc(self, self.operands[0].type, "the source", array=True)
@@ -132,6 +146,9 @@ class LocalSliceOp(Operation):
     NAME = "local_slice"
     OPERANDS = ("buf", "*offsets")
     PURE = True
+
+    buf = Operand()
+    offsets = VariadicOperands()
 
     def verify(self) -> None:
         super().verify()
@@ -155,6 +172,9 @@ class LocalTransOp(Operation):
     ATTRS = {"perm": Operation.REQUIRED}
     PURE = True
 
+    buf = Operand()
+    perm = Attr[tuple[int, ...]]()
+
     def verify(self) -> None:
         super().verify()
         src = memdesc(self, self.operands[0].type, "the source", array=False)
@@ -175,6 +195,8 @@ class LocalReinterpretOp(Operation):
     OPERANDS = ("buf",)
     PURE = True
 
+    buf = Operand()
+
     def verify(self) -> None:
         super().verify()
         src = memdesc(self, self.operands[0].type, "the source")
@@ -194,6 +216,10 @@ class LocalLoadOp(Operation):
     ATTRS = {"pinned": False}
     PURE = False
 
+    buf = Operand()
+    token = OptionalOperand()
+    pinned = Attr[bool]()
+
     def verify(self) -> None:
         super().verify()
         src = memdesc(self, self.operands[0].type, "the source", array=False)
@@ -212,6 +238,9 @@ class LocalStoreOp(Operation):
     NUM_RESULTS = 0
     PURE = False
 
+    buf = Operand()
+    value = Operand()
+
     def verify(self) -> None:
         super().verify()
         dst = memdesc(self, self.operands[0].type, "the destination", array=False)
@@ -227,6 +256,8 @@ class ThreadIdOp(Operation):
     NAME = "thread_id"
     ATTRS = {"axis": Operation.REQUIRED}
     PURE = True
+
+    axis = Attr[int]()
 
     def verify(self) -> None:
         super().verify()

@@ -9,7 +9,8 @@ ends in ``condition(cond, *values)`` and an ``after`` region that ends in ``yiel
 
 from __future__ import annotations
 
-from ..core import Operation, register
+from ..accessors import Attr, Operand, VariadicOperands
+from ..core import Block, Operation, register
 from .base import fail, is_i1, is_int
 
 
@@ -35,13 +36,15 @@ class ModuleOp(Operation):
     NUM_REGIONS = 1
     PURE = False
 
+    source = Attr[str]()
+
     @property
-    def body(self):
+    def body(self) -> Block:
         return self.regions[0].block
 
     @property
-    def funcs(self) -> list[Operation]:
-        return [op for op in self.body.ops if op.NAME == "func"]
+    def funcs(self) -> list[FuncOp]:
+        return [op for op in self.body.ops if isinstance(op, FuncOp)]
 
 
 @register
@@ -61,8 +64,13 @@ class FuncOp(Operation):
     NUM_REGIONS = 1
     PURE = False
 
+    sym_name = Attr[str]()
+    arg_divisibility = Attr[tuple[int, ...]]()
+    num_warps = Attr[int]()
+    smem_total = Attr[int]()
+
     @property
-    def body(self):
+    def body(self) -> Block:
         return self.regions[0].block
 
     def verify(self) -> None:
@@ -84,6 +92,8 @@ class ReturnOp(Operation):
     IS_TERMINATOR = True
     PURE = False
 
+    values = VariadicOperands()
+
 
 @register
 class YieldOp(Operation):
@@ -94,6 +104,8 @@ class YieldOp(Operation):
     NUM_RESULTS = 0
     IS_TERMINATOR = True
     PURE = False
+
+    values = VariadicOperands()
 
 
 @register
@@ -106,6 +118,9 @@ class ConditionOp(Operation):
     NUM_RESULTS = 0
     IS_TERMINATOR = True
     PURE = False
+
+    cond = Operand()
+    values = VariadicOperands()
 
     def verify(self) -> None:
         super().verify()
@@ -130,13 +145,17 @@ class ForOp(Operation):
     NUM_REGIONS = 1
     PURE = False
 
-    @property
-    def body(self):
-        return self.regions[0].block
+    lb = Operand()
+    ub = Operand()
+    step = Operand()
+    inits = VariadicOperands()
+    num_stages = Attr[int | None]()
+    loop_unroll_factor = Attr[int | None]()
+    warp_specialize = Attr[bool | None]()
 
     @property
-    def inits(self):
-        return self.operands[3:]
+    def body(self) -> Block:
+        return self.regions[0].block
 
     def value_flow(self):
         # inits and what an iteration yields become the carried arguments; they leave as results
@@ -171,6 +190,8 @@ class WhileOp(Operation):
     NUM_REGIONS = 2
     PURE = False
 
+    inits = VariadicOperands()
+
     def value_flow(self):
         # inits and the body's yield enter ``before``; what the condition forwards enters
         # the body and leaves as the results
@@ -203,6 +224,8 @@ class IfOp(Operation):
     NUM_RESULTS = None
     NUM_REGIONS = 2
     PURE = False
+
+    cond = Operand()
 
     def value_flow(self):
         return [(v, r) for region in self.regions for v, r in zip(region.block.ops[-1].operands, self.results)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..accessors import Attr, Operand, OptionalOperand
 from ..core import Operation, register
 from ..types import PointerType
 from .base import fail, is_i1
@@ -33,6 +34,13 @@ class LoadOp(Operation):
     ATTRS = {"cache": "", "eviction": "", "volatile": False}
     PURE = False
 
+    ptr = Operand()
+    mask = OptionalOperand()
+    other = OptionalOperand()
+    cache = Attr[str]()
+    eviction = Attr[str]()
+    volatile = Attr[bool]()
+
     def verify(self) -> None:
         super().verify()
         ptr = self.operands[0].type
@@ -57,6 +65,12 @@ class StoreOp(Operation):
     ATTRS = {"cache": "", "eviction": ""}
     NUM_RESULTS = 0
     PURE = False
+
+    ptr = Operand()
+    value = Operand()
+    mask = OptionalOperand()
+    cache = Attr[str]()
+    eviction = Attr[str]()
 
     def verify(self) -> None:
         super().verify()

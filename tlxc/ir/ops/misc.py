@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..accessors import Attr, Operand
 from ..core import Operation, register
 from .base import fail, is_i1
 
@@ -9,6 +10,8 @@ from .base import fail, is_i1
 class _Axis(Operation):
     PURE = True
     ATTRS = {"axis": Operation.REQUIRED}
+
+    axis = Attr[int]()
 
     def verify(self) -> None:
         super().verify()
@@ -43,6 +46,9 @@ class AssertOp(Operation):
     NUM_RESULTS = 0
     PURE = False
 
+    cond = Operand()
+    message = Attr[str]()
+
     def verify(self) -> None:
         super().verify()
         if not is_i1(self.operands[0].type):
@@ -58,6 +64,8 @@ class AssumeOp(Operation):
     NUM_RESULTS = 0
     PURE = False
 
+    cond = Operand()
+
     def verify(self) -> None:
         super().verify()
         if not is_i1(self.operands[0].type):
@@ -68,6 +76,9 @@ class _Hint(Operation):
     PURE = True
     OPERANDS = ("x",)
     ATTRS = {"values": Operation.REQUIRED}
+
+    x = Operand()
+    values = Attr[tuple[int, ...]]()
 
     def verify(self) -> None:
         super().verify()

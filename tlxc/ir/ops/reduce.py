@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..accessors import Attr, Operand
 from ..core import Operation, register
 from .base import fail, is_float, is_int, is_ptr
 
@@ -21,6 +22,10 @@ class ReduceOp(Operation):
     NAME = "reduce"
     OPERANDS = ("x",)
     ATTRS = {"axis": Operation.REQUIRED, "kind": Operation.REQUIRED}
+
+    x = Operand()
+    axis = Attr[int]()
+    kind = Attr[str]()
 
     def verify(self) -> None:
         super().verify()
@@ -53,6 +58,12 @@ class DotOp(Operation):
     NAME = "dot"
     OPERANDS = ("a", "b", "acc")
     ATTRS = {"input_precision": "ieee", "max_num_imprecise_acc": 0}
+
+    a = Operand()
+    b = Operand()
+    acc = Operand()
+    input_precision = Attr[str]()
+    max_num_imprecise_acc = Attr[int]()
 
     def verify(self) -> None:
         super().verify()

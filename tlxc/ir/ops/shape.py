@@ -3,6 +3,7 @@ reshape, trans, join and split."""
 
 from __future__ import annotations
 
+from ..accessors import Attr, Operand
 from ..core import Operation, register
 from ..types import TileType
 from .base import fail, is_power_of_two
@@ -15,6 +16,9 @@ class ArangeOp(Operation):
     PURE = True
     NAME = "arange"
     ATTRS = {"start": Operation.REQUIRED, "end": Operation.REQUIRED}
+
+    start = Attr[int]()
+    end = Attr[int]()
 
     def verify(self) -> None:
         super().verify()
@@ -34,6 +38,8 @@ class SplatOp(Operation):
     NAME = "splat"
     OPERANDS = ("x",)
 
+    x = Operand()
+
     def verify(self) -> None:
         super().verify()
         src, dst = self.operands[0].type, self.result.type
@@ -50,6 +56,8 @@ class BroadcastOp(Operation):
     PURE = True
     NAME = "broadcast"
     OPERANDS = ("x",)
+
+    x = Operand()
 
     def verify(self) -> None:
         super().verify()
@@ -71,6 +79,9 @@ class ExpandDimsOp(Operation):
     NAME = "expand_dims"
     OPERANDS = ("x",)
     ATTRS = {"axis": Operation.REQUIRED}
+
+    x = Operand()
+    axis = Attr[int]()
 
     def verify(self) -> None:
         super().verify()
@@ -94,6 +105,9 @@ class ReshapeOp(Operation):
     OPERANDS = ("x",)
     ATTRS = {"can_reorder": False}
 
+    x = Operand()
+    can_reorder = Attr[bool]()
+
     def verify(self) -> None:
         super().verify()
         src, dst = self.operands[0].type, self.result.type
@@ -116,6 +130,9 @@ class TransOp(Operation):
     OPERANDS = ("x",)
     ATTRS = {"order": Operation.REQUIRED}
 
+    x = Operand()
+    order = Attr[tuple[int, ...]]()
+
     def verify(self) -> None:
         super().verify()
         src, dst = self.operands[0].type, self.result.type
@@ -133,6 +150,9 @@ class JoinOp(Operation):
     PURE = True
     NAME = "join"
     OPERANDS = ("lhs", "rhs")
+
+    lhs = Operand()
+    rhs = Operand()
 
     def verify(self) -> None:
         super().verify()
@@ -152,6 +172,8 @@ class SplitOp(Operation):
     OPERANDS = ("x",)
     NUM_RESULTS = 2
 
+    x = Operand()
+
     def verify(self) -> None:
         super().verify()
         src = self.operands[0].type
@@ -170,6 +192,8 @@ class ConvertLayoutOp(Operation):
     PURE = True
     NAME = "convert_layout"
     OPERANDS = ("x",)
+
+    x = Operand()
 
     def verify(self) -> None:
         super().verify()

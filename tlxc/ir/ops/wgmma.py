@@ -4,6 +4,7 @@ with ``b`` (and optionally ``a``) in shared memory; its result may only be read 
 
 from __future__ import annotations
 
+from ..accessors import Attr, Operand, OptionalOperand, VariadicOperands
 from ..core import Operation, register
 from ..effects import Sync, read
 from ..types import MemDescType, TileType
@@ -28,6 +29,12 @@ class AsyncDotOp(Operation):
     OPERANDS = ("a", "b", "?acc", "?use_acc")
     ATTRS = {"input_precision": "tf32"}
     MEMORY = (read("a", "async"), read("b", "async"))  # the operands that are buffers
+
+    a = Operand()
+    b = Operand()
+    acc = OptionalOperand()
+    use_acc = OptionalOperand()
+    input_precision = Attr[str]()
 
     def verify(self) -> None:
         super().verify()
@@ -67,6 +74,9 @@ class AsyncDotWaitOp(Operation):
     RETIRES = ("async_dot",)
     RETIRES_ALL_AT_ZERO = True
     NUM_RESULTS = None
+
+    values = VariadicOperands()
+    pendings = Attr[int]()
 
     def verify(self) -> None:
         super().verify()
