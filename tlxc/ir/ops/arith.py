@@ -30,17 +30,18 @@ class ConstantOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        v = self.attrs["value"]
+        v = self.value
         t = self.result.type
-        if is_ptr(t):
+        scalar = t.scalar
+        if not isinstance(scalar, DType):
             fail(self, "pointer constants are not supported")
         if is_float(t):
             if not isinstance(v, (int, float)) or isinstance(v, bool):
                 fail(self, f"float constant needs a number, got {v!r}")
         elif not isinstance(v, (bool, int)):
             fail(self, f"integer constant needs an integer, got {v!r}")
-        elif not fold_value_fits(v, t.scalar):
-            fail(self, f"constant {v!r} does not fit in {t.scalar}")
+        elif not fold_value_fits(v, scalar):
+            fail(self, f"constant {v!r} does not fit in {scalar}")
 
 
 class _Binary(Operation):
@@ -54,8 +55,8 @@ class _Binary(Operation):
 
     def verify(self) -> None:
         super().verify()
-        same_types(self, self.operands)
-        t = self.operands[0].type
+        same_types(self, [self.lhs, self.rhs])
+        t = self.lhs.type
         if self.result.type != t:
             fail(self, f"result type {self.result.type} differs from operand type {t}")
         if is_ptr(t):
@@ -133,10 +134,10 @@ class CmpOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        same_types(self, self.operands)
-        if self.attrs["predicate"] not in PREDICATES:
-            fail(self, f"unknown predicate {self.attrs['predicate']!r}")
-        t = self.operands[0].type
+        same_types(self, [self.lhs, self.rhs])
+        if self.predicate not in PREDICATES:
+            fail(self, f"unknown predicate {self.predicate!r}")
+        t = self.lhs.type
         if self.result.type.shape != t.shape or not is_i1(self.result.type):
             fail(self, f"result must be i1 of shape {t.shape}")
 
@@ -155,7 +156,7 @@ class SelectOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        c, a, b = self.operands
+        c, a, b = self.cond, self.true_value, self.false_value
         same_types(self, [a, b])
         if not is_i1(c.type) or c.type.shape != a.type.shape:
             fail(self, f"condition must be i1 of shape {a.type.shape}, got {c.type}")
@@ -172,7 +173,7 @@ class _Unary(Operation):
 
     def verify(self) -> None:
         super().verify()
-        t = self.operands[0].type
+        t = self.x.type
         if self.result.type != t:
             fail(self, f"result type {self.result.type} differs from operand type {t}")
         if self.ACCEPTS == "float" and not is_float(t):
@@ -212,10 +213,10 @@ class FmaOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        same_types(self, self.operands)
-        if not is_float(self.operands[0].type):
+        same_types(self, [self.a, self.b, self.c])
+        if not is_float(self.a.type):
             fail(self, "fma needs floating-point operands")
-        if self.result.type != self.operands[0].type:
+        if self.result.type != self.a.type:
             fail(self, "result type must equal the operand type")
 
 
@@ -242,13 +243,13 @@ class ConvertOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        src, dst = self.operands[0].type, self.result.type
+        src, dst = self.x.type, self.result.type
         if src.shape != dst.shape:
             fail(self, f"convert keeps the shape: {src} -> {dst}")
         if is_ptr(src) or is_ptr(dst):
             fail(self, "use ptrtoint / inttoptr / bitcast for pointers")
-        if self.attrs["rounding"] not in ROUNDINGS:
-            fail(self, f"unknown rounding {self.attrs['rounding']!r}")
+        if self.rounding not in ROUNDINGS:
+            fail(self, f"unknown rounding {self.rounding!r}")
 
 
 @register
@@ -263,7 +264,7 @@ class BitcastOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        src, dst = self.operands[0].type, self.result.type
+        src, dst = self.x.type, self.result.type
         if src.shape != dst.shape:
             fail(self, f"bitcast keeps the shape: {src} -> {dst}")
         if src.scalar.bits != dst.scalar.bits:
@@ -283,10 +284,10 @@ class PtrToIntOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        if not is_ptr(self.operands[0].type) or not is_int(self.result.type):
+        if not is_ptr(self.x.type) or not is_int(self.result.type):
             fail(self, "ptrtoint takes a pointer and gives an integer")
-        if self.operands[0].type.shape != self.result.type.shape:
-            fail(self, f"ptrtoint keeps the shape: {self.operands[0].type} -> {self.result.type}")
+        if self.x.type.shape != self.result.type.shape:
+            fail(self, f"ptrtoint keeps the shape: {self.x.type} -> {self.result.type}")
 
 
 @register
@@ -301,10 +302,10 @@ class IntToPtrOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        if not is_int(self.operands[0].type) or not is_ptr(self.result.type):
+        if not is_int(self.x.type) or not is_ptr(self.result.type):
             fail(self, "inttoptr takes an integer and gives a pointer")
-        if self.operands[0].type.shape != self.result.type.shape:
-            fail(self, f"inttoptr keeps the shape: {self.operands[0].type} -> {self.result.type}")
+        if self.x.type.shape != self.result.type.shape:
+            fail(self, f"inttoptr keeps the shape: {self.x.type} -> {self.result.type}")
 
 
 @register
@@ -320,7 +321,7 @@ class AddPtrOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        p, o = self.operands
+        p, o = self.ptr, self.offset
         if not is_ptr(p.type):
             fail(self, f"first operand must be a pointer, got {p.type}")
         if not is_int(o.type) or o.type.shape != p.type.shape:

@@ -22,15 +22,15 @@ def _token_result(op: Operation) -> None:
         fail(op, f"result must be a token, got {op.result.type}")
 
 
-def _tokens(op: Operation) -> None:
-    for v in op.operands:
+def _tokens(op: AsyncCommitGroupOp | AsyncWaitGroupOp) -> None:
+    for v in op.tokens:
         if not isinstance(v.type, TokenType):
             fail(op, f"operands must be tokens, got {v.type}")
 
 
-def _pendings(op: Operation) -> None:
-    if not isinstance(op.attrs["pendings"], int) or op.attrs["pendings"] < 0:
-        fail(op, f"pendings must be a non-negative integer, got {op.attrs['pendings']}")
+def _pendings(op: AsyncWaitGroupOp | TmaStoreWaitOp) -> None:
+    if not isinstance(op.pendings, int) or op.pendings < 0:
+        fail(op, f"pendings must be a non-negative integer, got {op.pendings}")
 
 
 @register
@@ -52,19 +52,19 @@ class AsyncLoadOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        ptr = self.operands[0].type
-        buf = memdesc(self, self.operands[1].type, "the destination", array=False)
+        ptr = self.ptr.type
+        buf = memdesc(self, self.buf.type, "the destination", array=False)
         if not isinstance(ptr, TileType) or not isinstance(ptr.scalar, PointerType):
             fail(self, f"async_load needs a tile of pointers, got {ptr}")
         if ptr.shape != buf.buf_shape or ptr.scalar.pointee != buf.element:
             fail(self, f"pointers {ptr} do not match the buffer {buf}")
-        mask = self.operand("mask")
+        mask = self.mask
         if mask is not None and (not is_i1(mask.type) or mask.type.shape != ptr.shape):
             fail(self, f"mask must be i1 of shape {ptr.shape}, got {mask.type}")
-        other = self.operand("other")
+        other = self.other
         if other is not None and (other.type.shape != ptr.shape or other.type.scalar != buf.element):
             fail(self, f"other must be {buf.element} of shape {ptr.shape}, got {other.type}")
-        if self.attrs["cache"] not in CACHE_MODIFIERS or self.attrs["eviction"] not in EVICTION_POLICIES:
+        if self.cache not in CACHE_MODIFIERS or self.eviction not in EVICTION_POLICIES:
             fail(self, "unknown cache modifier or eviction policy")
         _token_result(self)
 
@@ -153,8 +153,8 @@ class TensorDescPtrIndexOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        descriptor_ptr(self, self.operands[0])
-        i32_scalar(self, self.operands[1], "the index")
+        descriptor_ptr(self, self.ptr)
+        i32_scalar(self, self.index, "the index")
         if descriptor_ptr(self, self.result).num != 1:
             fail(self, f"the result is one descriptor, got {self.result.type}")
 
@@ -172,7 +172,7 @@ class ReinterpretTensorDescOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        descriptor_ptr(self, self.operands[0])
+        descriptor_ptr(self, self.desc_ptr)
         descriptor(self, self.result.type)
 
 
@@ -194,19 +194,19 @@ class MakeTensorDescOp(Operation):
     def verify(self) -> None:
         super().verify()
         d = descriptor(self, self.result.type)
-        base = self.operands[0].type
+        base = self.base.type
         if not isinstance(base, PointerType) or base.pointee != d.element:
             fail(self, f"base must be a pointer to {d.element}, got {base}")
-        dims = self.variadic_operands
-        at = self.operand("desc_ptr")
+        dims = self.dims
+        at = self.desc_ptr
         if at is not None:
             descriptor_ptr(self, at)
         if len(dims) != 2 * len(d.block_shape):
             fail(self, f"a rank-{len(d.block_shape)} descriptor needs {len(d.block_shape)} sizes and strides")
         for v in dims:
             i32_scalar(self, v, "a size or stride")
-        if self.attrs["padding"] not in ("zero", "nan"):
-            fail(self, f"padding must be 'zero' or 'nan', got {self.attrs['padding']!r}")
+        if self.padding not in ("zero", "nan"):
+            fail(self, f"padding must be 'zero' or 'nan', got {self.padding!r}")
 
 
 @register
@@ -229,13 +229,13 @@ class TmaLoadOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        d = descriptor(self, self.operands[0].type)
-        buf = memdesc(self, self.operands[1].type, "the destination", array=False)
-        barrier(self, self.operands[2].type)
+        d = descriptor(self, self.desc.type)
+        buf = memdesc(self, self.buf.type, "the destination", array=False)
+        barrier(self, self.bar.type)
         if buf.element != d.element or buf.numel != _numel(d.block_shape):
             fail(self, f"buffer {buf} does not hold a {d} block")
-        _coords(self, self.variadic_operands, len(d.block_shape))
-        pred = self.operand("pred")
+        _coords(self, self.coords, len(d.block_shape))
+        pred = self.pred
         if pred is not None and (not is_i1(pred.type) or pred.type.shape):
             fail(self, f"pred must be a scalar i1, got {pred.type}")
 
@@ -259,13 +259,13 @@ class TmaStoreOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        d = descriptor(self, self.operands[0].type)
-        buf = memdesc(self, self.operands[1].type, "the source", array=False)
+        d = descriptor(self, self.desc.type)
+        buf = memdesc(self, self.buf.type, "the source", array=False)
         if buf.element != d.element or buf.numel != _numel(d.block_shape):
             fail(self, f"buffer {buf} does not hold a {d} block")
-        _coords(self, self.operands[2:], len(d.block_shape))
-        if self.attrs["reduce"] not in STORE_REDUCTIONS:
-            fail(self, f"unknown store reduction {self.attrs['reduce']!r}")
+        _coords(self, self.coords, len(d.block_shape))
+        if self.reduce not in STORE_REDUCTIONS:
+            fail(self, f"unknown store reduction {self.reduce!r}")
 
 
 @register
@@ -297,8 +297,8 @@ class DescriptorLoadOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        d = descriptor(self, self.operands[0].type)
-        _coords(self, self.operands[1:], len(d.block_shape))
+        d = descriptor(self, self.desc.type)
+        _coords(self, self.coords, len(d.block_shape))
         t = self.result.type
         if not isinstance(t, TileType) or t.shape != d.block_shape or t.scalar != d.element:
             fail(self, f"result must be a tile of {d.element} of shape {d.block_shape}, got {t}")
@@ -319,11 +319,11 @@ class DescriptorStoreOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        d = descriptor(self, self.operands[0].type)
-        t = self.operands[1].type
+        d = descriptor(self, self.desc.type)
+        t = self.value.type
         if not isinstance(t, TileType) or t.shape != d.block_shape or t.scalar != d.element:
             fail(self, f"value must be a tile of {d.element} of shape {d.block_shape}, got {t}")
-        _coords(self, self.operands[2:], len(d.block_shape))
+        _coords(self, self.coords, len(d.block_shape))
 
 
 def _numel(shape: tuple[int, ...]) -> int:

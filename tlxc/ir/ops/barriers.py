@@ -29,8 +29,8 @@ def barrier(op: Operation, t: object, what: str = "the barrier", array: bool | N
     return t
 
 
-def _pred(op: Operation) -> None:
-    p = op.operand("pred")
+def _pred(op: BarrierExpectOp | BarrierWaitOp | BarrierArriveOp) -> None:
+    p = op.pred
     if p is not None and (not is_i1(p.type) or p.type.shape):
         fail(op, f"pred must be a scalar i1, got {p.type}")
 
@@ -51,8 +51,8 @@ class BarrierAllocOp(Operation):
     def verify(self) -> None:
         super().verify()
         barrier(self, self.result.type, "the result", array=True)
-        if not isinstance(self.attrs["count"], int) or self.attrs["count"] < 1:
-            fail(self, f"arrive count must be a positive integer, got {self.attrs['count']}")
+        if not isinstance(self.count, int) or self.count < 1:
+            fail(self, f"arrive count must be a positive integer, got {self.count}")
 
 
 @register
@@ -68,8 +68,8 @@ class BarrierViewOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        t = barrier(self, self.operands[0].type, "the source", array=True)
-        i32_scalar(self, self.operands[1], "the index")
+        t = barrier(self, self.bars.type, "the source", array=True)
+        i32_scalar(self, self.index, "the index")
         if self.result.type != t.single():
             fail(self, f"result must be {t.single()}")
 
@@ -90,10 +90,10 @@ class BarrierExpectOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        barrier(self, self.operands[0].type)
+        barrier(self, self.bar.type)
         _pred(self)
-        if not isinstance(self.attrs["bytes"], int) or self.attrs["bytes"] < 0:
-            fail(self, f"bytes must be a non-negative integer, got {self.attrs['bytes']}")
+        if not isinstance(self.bytes, int) or self.bytes < 0:
+            fail(self, f"bytes must be a non-negative integer, got {self.bytes}")
 
 
 @register
@@ -112,8 +112,8 @@ class BarrierWaitOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        barrier(self, self.operands[0].type)
-        i32_scalar(self, self.operands[1], "the phase")
+        barrier(self, self.bar.type)
+        i32_scalar(self, self.phase, "the phase")
         _pred(self)
 
 
@@ -133,14 +133,14 @@ class BarrierArriveOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        barrier(self, self.operands[0].type)
+        barrier(self, self.bar.type)
         _pred(self)
-        if not isinstance(self.attrs["count"], int) or self.attrs["count"] < 1:
-            fail(self, f"arrive count must be a positive integer, got {self.attrs['count']}")
+        if not isinstance(self.count, int) or self.count < 1:
+            fail(self, f"arrive count must be a positive integer, got {self.count}")
 
     def sync_effects(self) -> tuple[Sync, ...]:
         # one thread arrives for the CTA after the CTA meets; on a warp barrier every thread arrives alone
-        t = self.operands[0].type
+        t = self.bar.type
         if isinstance(t, BarrierType) and not t.warp:
             return (Sync("arrive"), CTA_BARRIER)
         return (Sync("arrive"),)
@@ -155,9 +155,9 @@ class _NamedBarrier(Operation):
 
     def verify(self) -> None:
         super().verify()
-        if not 0 <= self.attrs["bar_id"] < 16:
-            fail(self, f"named barrier ids are 0..15, got {self.attrs['bar_id']}")
-        n = self.attrs["threads"]
+        if not 0 <= self.bar_id < 16:
+            fail(self, f"named barrier ids are 0..15, got {self.bar_id}")
+        n = self.threads
         if n <= 0 or n % 32:
             fail(self, f"named barrier thread count must be a positive multiple of 32, got {n}")
 
@@ -169,7 +169,7 @@ class NamedBarrierWaitOp(_NamedBarrier):
     NAME = "named_barrier_wait"
 
     def sync_effects(self) -> tuple[Sync, ...]:
-        return (Sync("named_barrier", threads=self.attrs["threads"]),)
+        return (Sync("named_barrier", threads=self.threads),)
 
 
 @register
@@ -179,7 +179,7 @@ class NamedBarrierArriveOp(_NamedBarrier):
     NAME = "named_barrier_arrive"
 
     def sync_effects(self) -> tuple[Sync, ...]:
-        return (Sync("arrive", threads=self.attrs["threads"]),)
+        return (Sync("arrive", threads=self.threads),)
 
 
 @register
@@ -195,8 +195,8 @@ class FenceOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        if self.attrs["scope"] not in FENCE_SCOPES:
-            fail(self, f"fence scope must be one of {FENCE_SCOPES}, got {self.attrs['scope']!r}")
+        if self.scope not in FENCE_SCOPES:
+            fail(self, f"fence scope must be one of {FENCE_SCOPES}, got {self.scope!r}")
 
     def sync_effects(self) -> tuple[Sync, ...]:
-        return (Sync("fence", scope=self.attrs["scope"]),)
+        return (Sync("fence", scope=self.scope),)

@@ -58,10 +58,10 @@ class StorageAliasSpecOp(Operation):
         super().verify()
         if not isinstance(self.result.type, AliasSpecType):
             fail(self, f"the result must be alias_spec, got {self.result.type}")
-        if self.attrs["storage"] not in STORAGES:
-            fail(self, f"unknown storage {self.attrs['storage']!r}")
-        if not isinstance(self.attrs["size"], int) or self.attrs["size"] < 0:
-            fail(self, f"size must be a byte count, got {self.attrs['size']!r}")
+        if self.storage not in STORAGES:
+            fail(self, f"unknown storage {self.storage!r}")
+        if not isinstance(self.size, int) or self.size < 0:
+            fail(self, f"size must be a byte count, got {self.size!r}")
 
 
 @register
@@ -85,10 +85,10 @@ class LocalAllocOp(Operation):
 
     def alias_placement(self) -> tuple[int, int] | None:
         """``(offset, step)`` in the spec's bytes when this allocation overlays a spec."""
-        reuse = self.operand("reuse")
+        reuse = self.reuse
         if reuse is None or not isinstance(reuse.type, AliasSpecType):
             return None
-        off, step = self.attrs["alias"]
+        off, step = self.alias
         return int(off), int(step)
 
     def verify(self) -> None:
@@ -98,12 +98,12 @@ class LocalAllocOp(Operation):
             fail(self, f"unknown storage {t.storage!r}")
         if any(d <= 0 for d in t.buf_shape) or not t.buf_shape:
             fail(self, f"buffer shape must be non-empty and positive, got {t.buf_shape}")
-        reuse = self.operand("reuse")
+        reuse = self.reuse
         if reuse is not None and isinstance(reuse.type, AliasSpecType):
             spec = getattr(reuse, "op", None)
             if isinstance(spec, StorageAliasSpecOp) and spec.attrs["storage"] != t.storage:
                 fail(self, f"reuse must be in the same storage ({t.storage}), got a spec of {spec.attrs['storage']}")
-            alias = tuple(self.attrs["alias"])
+            alias = tuple(self.alias)
             if len(alias) != 2 or any(not isinstance(x, int) or x < 0 for x in alias):
                 fail(self, f"an allocation in a storage_alias_spec needs alias = [offset, step], got {alias}")
             if isinstance(spec, StorageAliasSpecOp) and \
@@ -114,9 +114,9 @@ class LocalAllocOp(Operation):
             r = memdesc(self, reuse.type, "reuse")
             if r.storage != t.storage:
                 fail(self, f"reuse must be in the same storage ({t.storage}), got {r.storage}")
-        if self.attrs["alias"] and (reuse is None or not isinstance(reuse.type, AliasSpecType)):
+        if self.alias and (reuse is None or not isinstance(reuse.type, AliasSpecType)):
             fail(self, "alias placements are for allocations in a storage_alias_spec")
-        if self.attrs["pinned"] and t.layout is None:
+        if self.pinned and t.layout is None:
             fail(self, "a pinned allocation needs a layout")
 
 
@@ -133,8 +133,8 @@ class LocalViewOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        src = memdesc(self, self.operands[0].type, "the source", array=True)
-        i32_scalar(self, self.operands[1], "the index")
+        src = memdesc(self, self.buf.type, "the source", array=True)
+        i32_scalar(self, self.index, "the index")
         if self.result.type != src.single():
             fail(self, f"result must be {src.single()}, got {self.result.type}")
 
@@ -152,9 +152,9 @@ class LocalSliceOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        src = memdesc(self, self.operands[0].type, "the source", array=False)
+        src = memdesc(self, self.buf.type, "the source", array=False)
         dst = memdesc(self, self.result.type, "the result", array=False)
-        offsets = self.operands[1:]
+        offsets = self.offsets
         if len(offsets) != len(src.buf_shape) or len(dst.buf_shape) != len(src.buf_shape):
             fail(self, f"slice of a rank-{len(src.buf_shape)} buffer needs that many offsets and dims")
         for v in offsets:
@@ -177,9 +177,9 @@ class LocalTransOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        src = memdesc(self, self.operands[0].type, "the source", array=False)
+        src = memdesc(self, self.buf.type, "the source", array=False)
         dst = memdesc(self, self.result.type, "the result", array=False)
-        perm = tuple(self.attrs["perm"])
+        perm = tuple(self.perm)
         if sorted(perm) != list(range(len(src.buf_shape))):
             fail(self, f"perm {perm} is not a permutation of the {len(src.buf_shape)} dims")
         if dst.buf_shape != tuple(src.buf_shape[p] for p in perm) or dst.element != src.element:
@@ -199,7 +199,7 @@ class LocalReinterpretOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        src = memdesc(self, self.operands[0].type, "the source")
+        src = memdesc(self, self.buf.type, "the source")
         dst = memdesc(self, self.result.type, "the result", array=False)
         if dst.nbytes > src.nbytes * max(src.num, 1) or dst.storage != src.storage:
             fail(self, f"{dst} does not fit in the bytes of {src}")
@@ -222,7 +222,7 @@ class LocalLoadOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        src = memdesc(self, self.operands[0].type, "the source", array=False)
+        src = memdesc(self, self.buf.type, "the source", array=False)
         t = self.result.type
         if not isinstance(t, TileType) or t.shape != src.buf_shape or t.scalar != src.element:
             fail(self, f"result must be a tile of {src.element} of shape {src.buf_shape}, got {t}")
@@ -243,8 +243,8 @@ class LocalStoreOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        dst = memdesc(self, self.operands[0].type, "the destination", array=False)
-        t = self.operands[1].type
+        dst = memdesc(self, self.buf.type, "the destination", array=False)
+        t = self.value.type
         if not isinstance(t, TileType) or t.shape != dst.buf_shape or t.scalar != dst.element:
             fail(self, f"value must be a tile of {dst.element} of shape {dst.buf_shape}, got {t}")
 
@@ -261,7 +261,7 @@ class ThreadIdOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        if self.attrs["axis"] not in (0, 1, 2) or str(self.result.type) != "i32":
+        if self.axis not in (0, 1, 2) or str(self.result.type) != "i32":
             fail(self, "thread_id takes axis 0, 1 or 2 and gives an i32")
 
 

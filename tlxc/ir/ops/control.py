@@ -9,8 +9,11 @@ ends in ``condition(cond, *values)`` and an ``after`` region that ends in ``yiel
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from ..accessors import Attr, Operand, VariadicOperands
-from ..core import Block, Operation, register
+from ..core import Block, Operation, Value, register
+from ..types import Type
 from .base import fail, is_i1, is_int
 
 
@@ -22,7 +25,7 @@ def _terminator(op: Operation, region_index: int, name: str) -> Operation:
     return term
 
 
-def _types(values: list) -> list:
+def _types(values: Sequence[Value]) -> list[Type]:
     return [v.type for v in values]
 
 
@@ -76,7 +79,7 @@ class FuncOp(Operation):
     def verify(self) -> None:
         super().verify()
         args = self.body.args
-        div = self.attrs["arg_divisibility"]
+        div = self.arg_divisibility
         if div and len(div) != len(args):
             fail(self, f"arg_divisibility has {len(div)} entries for {len(args)} arguments")
         _terminator(self, 0, "return")
@@ -124,7 +127,7 @@ class ConditionOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        c = self.operands[0].type
+        c = self.cond.type
         if not is_i1(c) or c.shape:
             fail(self, f"condition must be a scalar i1, got {c}")
 
@@ -157,7 +160,7 @@ class ForOp(Operation):
     def body(self) -> Block:
         return self.regions[0].block
 
-    def value_flow(self):
+    def value_flow(self) -> list[tuple[Value, Value]]:
         # inits and what an iteration yields become the carried arguments; they leave as results
         body = self.body
         carried = body.args[1:]
@@ -166,7 +169,7 @@ class ForOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        lb, ub, step = self.operands[:3]
+        lb, ub, step = self.lb, self.ub, self.step
         if not (lb.type == ub.type == step.type) or lb.type.shape or not is_int(lb.type):
             fail(self, f"bounds must be scalar integers of one type, got {lb.type}, {ub.type}, {step.type}")
         inits = _types(self.inits)
@@ -192,17 +195,17 @@ class WhileOp(Operation):
 
     inits = VariadicOperands()
 
-    def value_flow(self):
+    def value_flow(self) -> list[tuple[Value, Value]]:
         # inits and the body's yield enter ``before``; what the condition forwards enters
         # the body and leaves as the results
         before, after = self.regions[0].block, self.regions[1].block
         forwarded = before.ops[-1].operands[1:]
-        return (list(zip(self.operands, before.args)) + list(zip(after.ops[-1].operands, before.args))
+        return (list(zip(self.inits, before.args)) + list(zip(after.ops[-1].operands, before.args))
                 + list(zip(forwarded, after.args)) + list(zip(forwarded, self.results)))
 
     def verify(self) -> None:
         super().verify()
-        inits = _types(self.operands)
+        inits = _types(self.inits)
         before, after = self.regions[0].block, self.regions[1].block
         if _types(before.args) != inits:
             fail(self, "before-region arguments must have the init types")
@@ -227,12 +230,12 @@ class IfOp(Operation):
 
     cond = Operand()
 
-    def value_flow(self):
+    def value_flow(self) -> list[tuple[Value, Value]]:
         return [(v, r) for region in self.regions for v, r in zip(region.block.ops[-1].operands, self.results)]
 
     def verify(self) -> None:
         super().verify()
-        c = self.operands[0].type
+        c = self.cond.type
         if not is_i1(c) or c.shape:
             fail(self, f"condition must be a scalar i1, got {c}")
         want = _types(self.results)

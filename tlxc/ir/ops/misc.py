@@ -15,8 +15,8 @@ class _Axis(Operation):
 
     def verify(self) -> None:
         super().verify()
-        if self.attrs["axis"] not in (0, 1, 2):
-            fail(self, f"axis must be 0, 1 or 2, got {self.attrs['axis']}")
+        if self.axis not in (0, 1, 2):
+            fail(self, f"axis must be 0, 1 or 2, got {self.axis}")
         if self.result.type.shape or self.result.type.scalar.name != "i32":
             fail(self, "result must be a scalar i32")
 
@@ -51,8 +51,8 @@ class AssertOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        if not is_i1(self.operands[0].type):
-            fail(self, f"assert needs an i1 condition, got {self.operands[0].type}")
+        if not is_i1(self.cond.type):
+            fail(self, f"assert needs an i1 condition, got {self.cond.type}")
 
 
 @register
@@ -68,8 +68,8 @@ class AssumeOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        if not is_i1(self.operands[0].type):
-            fail(self, f"assume needs an i1 condition, got {self.operands[0].type}")
+        if not is_i1(self.cond.type):
+            fail(self, f"assume needs an i1 condition, got {self.cond.type}")
 
 
 class _Hint(Operation):
@@ -82,10 +82,10 @@ class _Hint(Operation):
 
     def verify(self) -> None:
         super().verify()
-        t = self.operands[0].type
+        t = self.x.type
         if self.result.type != t:
             fail(self, "a hint returns its operand unchanged")
-        vals = tuple(self.attrs["values"])
+        vals = tuple(self.values)
         if len(vals) != max(1, len(t.shape)):
             fail(self, f"needs one value per dimension ({max(1, len(t.shape))}), got {len(vals)}")
         if any((not isinstance(v, int)) or v < 1 for v in vals):

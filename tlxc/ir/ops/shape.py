@@ -22,7 +22,7 @@ class ArangeOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        n = self.attrs["end"] - self.attrs["start"]
+        n = self.end - self.start
         if not is_power_of_two(n):
             fail(self, f"arange length {n} is not a power of two")
         t = self.result.type
@@ -42,7 +42,7 @@ class SplatOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        src, dst = self.operands[0].type, self.result.type
+        src, dst = self.x.type, self.result.type
         if isinstance(src, TileType) or not isinstance(dst, TileType):
             fail(self, f"splat takes a scalar and gives a tile: {src} -> {dst}")
         if dst.scalar != src:
@@ -61,7 +61,7 @@ class BroadcastOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        src, dst = self.operands[0].type, self.result.type
+        src, dst = self.x.type, self.result.type
         if not isinstance(src, TileType) or not isinstance(dst, TileType):
             fail(self, "broadcast works on tiles")
         if len(src.shape) != len(dst.shape) or src.scalar != dst.scalar:
@@ -85,9 +85,9 @@ class ExpandDimsOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        src, dst = self.operands[0].type, self.result.type
+        src, dst = self.x.type, self.result.type
         shape = list(src.shape)
-        axis = self.attrs["axis"]
+        axis = self.axis
         if not 0 <= axis <= len(shape):
             fail(self, f"axis {axis} out of range for rank {len(shape)}")
         shape.insert(axis, 1)
@@ -110,7 +110,7 @@ class ReshapeOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        src, dst = self.operands[0].type, self.result.type
+        src, dst = self.x.type, self.result.type
         n_src = 1
         for d in src.shape:
             n_src *= d
@@ -135,8 +135,8 @@ class TransOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        src, dst = self.operands[0].type, self.result.type
-        order = tuple(self.attrs["order"])
+        src, dst = self.x.type, self.result.type
+        order = tuple(self.order)
         if sorted(order) != list(range(len(src.shape))):
             fail(self, f"order {order} is not a permutation of rank {len(src.shape)}")
         if dst.shape != tuple(src.shape[i] for i in order) or dst.scalar != src.scalar:
@@ -156,7 +156,7 @@ class JoinOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        a, b = self.operands
+        a, b = self.lhs, self.rhs
         if a.type != b.type:
             fail(self, f"join needs equal types, got {a.type} and {b.type}")
         if self.result.type.shape != a.type.shape + (2,) or self.result.type.scalar != a.type.scalar:
@@ -176,7 +176,7 @@ class SplitOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        src = self.operands[0].type
+        src = self.x.type
         if not src.shape or src.shape[-1] != 2:
             fail(self, f"split needs a last dimension of 2, got shape {src.shape}")
         for r in self.results:
@@ -197,7 +197,7 @@ class ConvertLayoutOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        src, dst = self.operands[0].type, self.result.type
+        src, dst = self.x.type, self.result.type
         if not isinstance(src, TileType) or not isinstance(dst, TileType):
             fail(self, "convert_layout works on tiles")
         if src.shape != dst.shape or src.scalar != dst.scalar:
