@@ -175,7 +175,7 @@ def run(module: Operation, options: PassOptions) -> Operation:
     """Insert hazard barriers and proxy fences in every kernel, from the shared-memory
     plan that ``smem-alloc`` wrote into the IR."""
     # a CTA barrier spans every thread: num_warps waves of the target's width (64 lanes on CDNA)
-    for func in module.funcs:  # type: ignore[attr-defined]
+    for func in module.funcs:
         plan = smem_alloc.read_plan(func)
-        _Analysis(plan, func.attrs["num_warps"] * options.target.warp_size).block(func.body, State(), True)
+        _Analysis(plan, func.num_warps * options.target.warp_size).block(func.body, State(), True)
     return module
