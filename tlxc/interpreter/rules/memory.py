@@ -22,7 +22,7 @@ Fn = Callable[..., Any]
 
 
 def _pointee(op: Operation) -> np.dtype:
-    ptr: PointerType = op.operands[0].type.scalar  # type: ignore[assignment]
+    ptr: PointerType = op.ptr.type.scalar  # type: ignore[assignment]
     return N.storage_dtype(ptr.pointee)
 
 

@@ -65,7 +65,7 @@ def _local_alloc(op: Operation, state: LaunchState) -> Fn:
 
 @evaluates(M.StorageAliasSpecOp)
 def _storage_alias_spec(op: Operation, state: LaunchState) -> Fn:
-    size, loc = op.attrs["size"], op.loc
+    size, loc = op.size, op.loc
     return lambda: Arena(size, loc)
 
 
@@ -102,7 +102,7 @@ def _local_slice(op: Operation, state: LaunchState) -> Fn:
 
 @evaluates(M.LocalTransOp)
 def _local_trans(op: Operation, state: LaunchState) -> Fn:
-    perm = tuple(op.attrs["perm"])
+    perm = tuple(op.perm)
     return lambda buf: View(buf.arena, buf.offset, tuple(buf.shape[p] for p in perm),
                             tuple(buf.strides[p] for p in perm), buf.dtype)
 
@@ -159,7 +159,7 @@ def _clock64(op: Operation, state: LaunchState) -> Fn:
 # -- barriers --------------------------------------------------------------------------------
 @evaluates(B.BarrierAllocOp)
 def _barrier_alloc(op: Operation, state: LaunchState) -> Fn:
-    n, count, loc = op.result.type.num, op.attrs["count"], op.loc
+    n, count, loc = op.result.type.num, op.count, op.loc
     return lambda: [Barrier(count, loc=loc) for _ in range(n)]
 
 
@@ -191,7 +191,7 @@ def _predicated(op: Operation, fn: Callable[..., None]) -> Fn:
 
 @evaluates(B.BarrierExpectOp)
 def _barrier_expect(op: Operation, state: LaunchState) -> Fn:
-    nbytes, loc = op.attrs["bytes"], op.loc
+    nbytes, loc = op.bytes, op.loc
 
     def expect(bar: Barrier) -> None:
         bar.expect(nbytes)
@@ -203,7 +203,7 @@ def _barrier_expect(op: Operation, state: LaunchState) -> Fn:
 @evaluates(B.BarrierArriveOp)
 def _barrier_arrive(op: Operation, state: LaunchState) -> Fn:
     t: BarrierType = op.operands[0].type  # type: ignore[assignment]
-    count, loc = op.attrs["count"], op.loc
+    count, loc = op.count, op.loc
     n = count * state.num_threads if t.warp else count
     return _predicated(op, lambda bar: bar.arrive(n, loc))
 
@@ -263,7 +263,7 @@ def _commit(op: Operation, state: LaunchState) -> Fn:
 
 @evaluates(C.AsyncWaitGroupOp)
 def _wait_group(op: Operation, state: LaunchState) -> Fn:
-    n = op.attrs["pendings"]
+    n = op.pendings
 
     def wait(*tokens: Any) -> None:
         state.onchip.wait_groups(n)
@@ -275,7 +275,7 @@ def _wait_group(op: Operation, state: LaunchState) -> Fn:
 @evaluates(C.MakeTensorDescOp)
 def _make_desc(op: Operation, state: LaunchState) -> Fn:
     t: TensorDescType = op.result.type  # type: ignore[assignment]
-    rank, dt, padding = len(t.block_shape), _np(t.element), op.attrs["padding"]
+    rank, dt, padding = len(t.block_shape), _np(t.element), op.padding
     at = op.present.get("desc_ptr", False)  # the last operand: where to store it (tlx.make_tensor_descriptor)
 
     def make(base: np.ndarray, *rest: Any) -> Any:
@@ -339,7 +339,7 @@ def _tma_store(op: Operation, state: LaunchState) -> Fn:
 
 @evaluates(C.TmaStoreWaitOp)
 def _tma_store_wait(op: Operation, state: LaunchState) -> Fn:
-    n = op.attrs["pendings"]
+    n = op.pendings
     return lambda *args: state.onchip.stores_waited(n)
 
 
