@@ -100,7 +100,7 @@ def check_nvidia(func: Operation, arch: str) -> None:
         elif isinstance(op, ops.ReleaseLayoutOp):
             from ..ir.passes.rewrite import replace_op
 
-            replace_op(op, [op.operands[0]])
+            replace_op(op, [op.x])
 
 
 def check_amd(func: Operation, arch: str) -> None:

@@ -264,7 +264,7 @@ def _producer_attr(v: Value, kinds: tuple[str, ...], depth: int = 0) -> dict[str
     if isinstance(v, BlockArgument):
         owner = v.block.parent_op
         if isinstance(owner, ops.ForOp) and v.index >= 1:
-            return _producer_attr(owner.operands[3 + v.index - 1], kinds, depth + 1)
+            return _producer_attr(owner.inits[v.index - 1], kinds, depth + 1)
         return None
     if not isinstance(v, OpResult):
         return None
@@ -311,7 +311,7 @@ def scheduled_plan(op: Operation, arch: str, num_warps: int) -> ScheduledPlan:
     a, b, c = (v.type for v in op.operands)
     dtype = _DTYPES[a.scalar.name]
     acc_attr = _producer_attr(op.acc, ("amd_mfma", "amd_wmma"))
-    dots = [_producer_attr(v, ("amd_dot_operand",)) for v in op.operands[:2]]
+    dots = [_producer_attr(v, ("amd_dot_operand",)) for v in (op.a, op.b)]
     if acc_attr is not None and acc_attr["kind"] != "amd_mfma":
         _fail(op, "acc must be in an MFMA layout (tlx.amd_mfma_layout)")
     parent_attr = acc_attr or next((d["parent"] for d in dots if d is not None), None)
@@ -448,7 +448,7 @@ def committed_class(v: Value, depth: int = 0) -> str:
     if isinstance(op, (ops.AmdRegisterResidentOp, ops.AmdRegisterClassAnchorOp)):
         return _constraint(op.register_class)
     if isinstance(op, (ops.ExtractSliceOp, ops.RequireLayoutOp, ops.ReleaseLayoutOp)):
-        return committed_class(op.operands[0], depth + 1)
+        return committed_class(op.x, depth + 1)
     if isinstance(op, ops.AmdMfmaCommitOp):
         return committed_class(op.operands[v.index], depth + 1)
     if isinstance(op, ops.ForOp):

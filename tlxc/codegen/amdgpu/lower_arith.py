@@ -301,7 +301,7 @@ def bitcast_value(e: Emitter, src: DType | PointerType, dst: DType | PointerType
 @lowers(ops.BitcastOp)
 def bitcast(e: Emitter, op: Operation) -> None:
     check_fp8(e, op)
-    src, dst = op.operands[0].type.scalar, op.result.type.scalar
+    src, dst = op.x.type.scalar, op.result.type.scalar
     elementwise(e, op, lambda a: bitcast_value(e, src, dst, a[0]))
 
 

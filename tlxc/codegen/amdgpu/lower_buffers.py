@@ -141,7 +141,7 @@ def local_slice(e: Emitter, op: Operation) -> None:
     base = e.get(op.buf).vals[0]
     const, runtime = 0, []
     for d, bit, off in slice_offset_terms(src.layout, op.result.type.buf_shape):
-        c = constant_of(op.operands[1 + d])
+        c = constant_of(op.offsets[d])
         if c is not None:
             const ^= off if (int(c) >> bit) & 1 else 0
         else:
@@ -149,7 +149,7 @@ def local_slice(e: Emitter, op: Operation) -> None:
     # the terms XOR together; their bits miss the slice's own, so the sum is an address
     acc: ir.Value = ir.Constant(I32, const * nbytes)
     for d, bit, off in runtime:
-        x = e.get(op.operands[1 + d]).vals[0]
+        x = e.get(op.offsets[d]).vals[0]
         t = e.b.and_(e.b.lshr(x, ir.Constant(x.type, bit)), ir.Constant(x.type, 1))
         if t.type != I32:
             t = e.b.trunc(t, I32) if t.type.width > 32 else e.b.zext(t, I32)

@@ -16,7 +16,7 @@ from .emitter import Emitter, lowers
 
 @lowers(ops.ForOp)
 def for_loop(e: Emitter, op: Operation) -> None:
-    lb, ub, step = (e.get(v).vals[0] for v in op.operands[:3])
+    lb, ub, step = (e.get(v).vals[0] for v in (op.lb, op.ub, op.step))
     iv_t = op.lb.type
     body = op.regions[0].block
     term = body.ops[-1]
@@ -119,8 +119,9 @@ def while_loop(e: Emitter, op: Operation) -> None:
         carried.append(phis)
     e.block(before_r)
     cond_op = before_r.ops[-1]
-    forwarded = [e.get(v) for v in cond_op.operands[1:]]
-    (c,) = e.get(cond_op.operands[0]).vals
+    assert isinstance(cond_op, ops.ConditionOp)  # the verifier checked the terminator
+    forwarded = [e.get(v) for v in cond_op.values]
+    (c,) = e.get(cond_op.cond).vals
     e.b.cbranch(c, loop, exit_)
 
     e.b.position_at_end(loop)

@@ -343,7 +343,7 @@ def _operand_values(e: Emitter, op: Operation, i: int) -> tuple[list[ir.Value], 
 
 def _apply_scales(e: Emitter, op: Operation, values: list[list[ir.Value]], layouts: list[LinearLayout]) -> None:
     """Multiply each operand value by its e8m0 scale, read from the scales staged in LDS."""
-    present = [op.operand(n) for n in ("a_scale", "b_scale")]
+    present = [op.a_scale, op.b_scale]
     tiles, which = [], []
     for i, s in enumerate(present):
         if s is not None:
@@ -398,7 +398,7 @@ def _native(e: Emitter, op: Operation, plan: ScaledPlan) -> None:
     for i in (0, 1):
         t = e.get(op.operands[i])
         tiles.append((list(t.vals), t.layout, shared[i], I8))
-    scales = [op.operand(n) for n in ("a_scale", "b_scale")]
+    scales = [op.a_scale, op.b_scale]
     for s in scales:
         if s is not None:
             t = e.get(s)

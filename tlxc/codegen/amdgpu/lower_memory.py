@@ -198,13 +198,13 @@ def store(e: Emitter, op: Operation) -> None:
 @lowers(ops.PtrToIntOp)
 def ptr_to_int(e: Emitter, op: Operation) -> None:
     ty = value_type(op.result.type.scalar)
-    e.set(op.result, [e.b.ptrtoint(p, ty) for p in e.get(op.operands[0]).vals])
+    e.set(op.result, [e.b.ptrtoint(p, ty) for p in e.get(op.x).vals])
 
 
 @lowers(ops.IntToPtrOp)
 def int_to_ptr(e: Emitter, op: Operation) -> None:
     ty = value_type(op.result.type.scalar)
-    e.set(op.result, [e.b.inttoptr(x if x.type == I64 else e.b.zext(x, I64), ty) for x in e.get(op.operands[0]).vals])
+    e.set(op.result, [e.b.inttoptr(x if x.type == I64 else e.b.zext(x, I64), ty) for x in e.get(op.x).vals])
 
 
 __all__ = ["I1"]

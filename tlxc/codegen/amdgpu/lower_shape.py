@@ -92,7 +92,7 @@ def assume(e: Emitter, op: Operation) -> None:
 def broadcast(e: Emitter, op: Operation) -> None:
     src_shape = op.x.type.shape
     if not src_shape:  # a scalar operand: every register is it
-        (x,) = e.get(op.operands[0]).vals
+        (x,) = e.get(op.x).vals
         e.set(op.result, [x] * num_regs(op.result.type))
         return
     reindexed(e, op)
@@ -112,6 +112,6 @@ def join(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.SplitOp)
 def split(e: Emitter, op: Operation) -> None:
-    src = e.get(op.operands[0])
+    src = e.get(op.x)
     for res, idx in zip(op.results, split_registers(WHERE, op, src.layout)):
         e.set(res, [src.vals[i] for i in idx])

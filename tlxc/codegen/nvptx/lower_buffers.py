@@ -93,7 +93,7 @@ def local_slice(e: Emitter, op: Operation) -> None:
     terms = slice_offset_terms(src.layout, shape)
     const, runtime = 0, []
     for d, bit, off in terms:
-        c = constant_of(op.operands[1 + d])
+        c = constant_of(op.offsets[d])
         if c is not None:
             const ^= off if (int(c) >> bit) & 1 else 0
         else:
@@ -107,7 +107,7 @@ def local_slice(e: Emitter, op: Operation) -> None:
     e.fn.emit(f"mov.u32 {acc}, {const * nbytes}")
     for d, bit, off in runtime:
         t = e.fn.reg("b32")
-        e.fn.emit(f"bfe.u32 {t}, {e.get(op.operands[1 + d]).regs[0]}, {bit}, 1")
+        e.fn.emit(f"bfe.u32 {t}, {e.get(op.offsets[d]).regs[0]}, {bit}, 1")
         e.fn.emit(f"mul.lo.u32 {t}, {t}, {off * nbytes}")
         e.fn.emit(f"xor.b32 {acc}, {acc}, {t}")
     r = e.fn.reg("b32")

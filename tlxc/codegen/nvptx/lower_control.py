@@ -68,7 +68,7 @@ def sources(e: Emitter, dsts: list[Value], srcs: list[Value]) -> list[list[Reg]]
 
 @lowers(ops.ForOp)
 def for_loop(e: Emitter, op: Operation) -> None:
-    lb, ub, step = (e.get(v).regs[0] for v in op.operands[:3])
+    lb, ub, step = (e.get(v).regs[0] for v in (op.lb, op.ub, op.step))
     iv_t = op.lb.type
     body = op.regions[0].block
     iv = e.new_regs(iv_t)[0]
@@ -94,7 +94,7 @@ def for_loop(e: Emitter, op: Operation) -> None:
         e.fn.emit(f"not.pred {up}, {up}")
         e.fn.emit(f"and.pred {b}, {b}, {up}")
         e.fn.emit(f"or.pred {done}, {a}, {b}")
-    diverges = any(e.divergent(v) for v in op.operands[:3])
+    diverges = any(e.divergent(v) for v in (op.lb, op.ub, op.step))
     bra = "bra" if diverges else "bra.uni"
     e.fn.emit(f"{bra} {exit_}", done)
     e.divergent_depth += diverges

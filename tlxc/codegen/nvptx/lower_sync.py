@@ -175,7 +175,7 @@ def _zero_other(v: Value | None) -> bool:
         return True
     src = getattr(v, "op", None)
     while isinstance(src, (ops.SplatOp, ops.BroadcastOp, ops.ConvertLayoutOp)):
-        v = src.operands[0]
+        v = src.x
         src = getattr(v, "op", None)
     c = constant_of(v)
     return c is not None and float(c) == 0.0

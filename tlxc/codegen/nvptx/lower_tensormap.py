@@ -293,7 +293,7 @@ def make_tensor_descriptor(e: Emitter, op: Operation) -> None:
     swizzle = dt.swizzle or 0
     box = tma.tma_box(dt.block_shape, elem, swizzle)
     base = e.get(op.base).regs[0]
-    sizes = op.variadic_operands
+    sizes = op.dims
     dims = [e.get(v).regs[0] for v in sizes[:rank]]
     strides = [e.get(v).regs[0] for v in sizes[rank:]]
     fresh = not _after_barrier(e)

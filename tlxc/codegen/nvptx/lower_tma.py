@@ -139,7 +139,7 @@ def tma_load(e: Emitter, op: Operation) -> None:
     pred = op.pred
     p = thread0(e, e.get(pred).regs[0] if pred is not None else None)
     d, base, bar = e.get(desc).regs[0], e.get(buf_v).regs[0], e.get(bar_v).regs[0]
-    coords = list(op.variadic_operands)
+    coords = op.coords
     rank = len(dt.block_shape)
     for start, offset in _messages(dt, buf, swizzle):
         e.fn.emit(insn.cp_async_bulk_tensor_load(rank, _address(e, base, offset), d, _coords(e, op, coords, start),
