@@ -104,7 +104,7 @@ def _dot_scaled(op: Operation, state: LaunchState) -> Fn:
     fa, fb = op.a_format, op.b_format
     a_axis = -1 if op.lhs_k_pack else -2  # e2m1 packing: along K, or along M / N
     b_axis = -2 if op.rhs_k_pack else -1
-    has_a, has_b = op.present.get("a_scale", False), op.present.get("b_scale", False)
+    has_a, has_b = op.a_scale is not None, op.b_scale is not None
 
     def dot(a: np.ndarray, b: np.ndarray, acc: np.ndarray, *scales: np.ndarray) -> np.ndarray:
         x, y = _decode(a, fa, a_axis), _decode(b, fb, b_axis)

@@ -20,7 +20,7 @@ from ..registry import Env, Step, executes
 
 @executes(C.ForOp)
 def _for(op: Operation, compiler: Compiler) -> Step:
-    lb, ub, st = (compiler.slot(v) for v in op.operands[:3])
+    lb, ub, st = (compiler.slot(v) for v in (op.lb, op.ub, op.step))
     inits = [compiler.slot(v) for v in op.inits]
     outs = [compiler.slot(r) for r in op.results]
     body = compiler.block(op.regions[0].block)

@@ -179,7 +179,7 @@ def _barrier_view(op: Operation, state: LaunchState) -> Fn:
 
 def _predicated(op: Operation, fn: Callable[..., None]) -> Fn:
     """``fn`` run only where the op's optional ``pred`` (its last operand) is true."""
-    if not op.present.get("pred", False):
+    if op.pred is None:
         return fn
 
     def guarded(*args: Any) -> None:
@@ -202,7 +202,7 @@ def _barrier_expect(op: Operation, state: LaunchState) -> Fn:
 
 @evaluates(B.BarrierArriveOp)
 def _barrier_arrive(op: Operation, state: LaunchState) -> Fn:
-    t: BarrierType = op.operands[0].type  # type: ignore[assignment]
+    t: BarrierType = op.bar.type  # type: ignore[assignment]
     count, loc = op.count, op.loc
     n = count * state.num_threads if t.warp else count
     return _predicated(op, lambda bar: bar.arrive(n, loc))
@@ -234,10 +234,10 @@ def _nothing(op: Operation, state: LaunchState) -> Fn:
 # -- cp.async --------------------------------------------------------------------------------
 @evaluates(C.AsyncLoadOp)
 def _async_load(op: Operation, state: LaunchState) -> Fn:
-    t: MemDescType = op.operands[1].type  # type: ignore[assignment]
+    t: MemDescType = op.buf.type  # type: ignore[assignment]
     dt, loc = _np(t.element), op.loc
     load = state.memory.load
-    has_mask, has_other = op.present.get("mask", False), op.present.get("other", False)
+    has_mask, has_other = op.mask is not None, op.other is not None
 
     def copy(ptr: np.ndarray, buf: View, mask: np.ndarray | None = None, other: np.ndarray | None = None) -> None:
         if mask is not None and other is None:
@@ -276,7 +276,7 @@ def _wait_group(op: Operation, state: LaunchState) -> Fn:
 def _make_desc(op: Operation, state: LaunchState) -> Fn:
     t: TensorDescType = op.result.type  # type: ignore[assignment]
     rank, dt, padding = len(t.block_shape), _np(t.element), op.padding
-    at = op.present.get("desc_ptr", False)  # the last operand: where to store it (tlx.make_tensor_descriptor)
+    at = op.desc_ptr is not None  # the last operand: where to store it (tlx.make_tensor_descriptor)
 
     def make(base: np.ndarray, *rest: Any) -> Any:
         vals = [int(d) for d in (rest[:-1] if at else rest)]
@@ -361,11 +361,11 @@ def _desc_store(op: Operation, state: LaunchState) -> Fn:
 # -- wgmma -----------------------------------------------------------------------------------
 @evaluates(W.AsyncDotOp)
 def _async_dot(op: Operation, state: LaunchState) -> Fn:
-    a_t: DType = op.operands[0].type.scalar  # type: ignore[assignment]
+    a_t: DType = op.a.type.scalar  # type: ignore[assignment]
     out_t: DType = op.result.type.scalar  # type: ignore[assignment]
     out_dt = _np(out_t)
     loc = op.loc
-    has_acc, has_use = op.present.get("acc", False), op.present.get("use_acc", False)
+    has_acc, has_use = op.acc is not None, op.use_acc is not None
     tf32 = a_t.name == "f32"
 
     def operand(v: Any, what: str) -> np.ndarray:
