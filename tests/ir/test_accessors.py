@@ -143,3 +143,12 @@ def test_mypy_sees_the_field_types(tmp_path):
                         '"int"', '"int | None"']
     assert 'Incompatible types in assignment (expression has type "str", variable has type "int")' in out
     assert status == 1, err
+
+
+def test_narrow_returns_the_type_or_raises_naming_both():
+    from tlxc.ir.types import MemDescType, narrow
+
+    t = tile((4,), int32)
+    assert narrow(t, TileType) is t
+    with pytest.raises(TypeError, match=r"expected a MemDescType, got tile<4xi32>"):
+        narrow(t, MemDescType)
