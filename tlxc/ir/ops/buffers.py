@@ -101,15 +101,15 @@ class LocalAllocOp(Operation):
         reuse = self.reuse
         if reuse is not None and isinstance(reuse.type, AliasSpecType):
             spec = getattr(reuse, "op", None)
-            if isinstance(spec, StorageAliasSpecOp) and spec.attrs["storage"] != t.storage:
-                fail(self, f"reuse must be in the same storage ({t.storage}), got a spec of {spec.attrs['storage']}")
+            if isinstance(spec, StorageAliasSpecOp) and spec.storage != t.storage:
+                fail(self, f"reuse must be in the same storage ({t.storage}), got a spec of {spec.storage}")
             alias = tuple(self.alias)
             if len(alias) != 2 or any(not isinstance(x, int) or x < 0 for x in alias):
                 fail(self, f"an allocation in a storage_alias_spec needs alias = [offset, step], got {alias}")
             if isinstance(spec, StorageAliasSpecOp) and \
-                    alias[0] + (t.num - 1) * alias[1] + t.nbytes > spec.attrs["size"]:
+                    alias[0] + (t.num - 1) * alias[1] + t.nbytes > spec.size:
                 fail(self, f"placement {list(alias)} of {t.num} buffers of {t.nbytes} bytes overflows the spec's "
-                           f"{spec.attrs['size']} bytes")
+                           f"{spec.size} bytes")
         elif reuse is not None:
             r = memdesc(self, reuse.type, "reuse")
             if r.storage != t.storage:
