@@ -15,7 +15,7 @@ def vector_width(axis: Any, op: Operation, elem_bytes: int, max_vector_bytes: in
     run of consecutive registers along the last dim in the pointers' layout, what the axis
     analysis ``axis`` proves (contiguity, alignment, the mask's constancy), and the
     target's widest access; 8-bit elements at most 4 (one 32-bit word)."""
-    return pointer_vector_width(axis, op.operands[0], elem_bytes, max_vector_bytes, op.operand("mask"))
+    return pointer_vector_width(axis, op.ptr, elem_bytes, max_vector_bytes, op.mask)
 
 
 def pointer_vector_width(axis: Any, ptr: Any, elem_bytes: int, max_vector_bytes: int, mask: Any = None) -> int:

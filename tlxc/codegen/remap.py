@@ -69,15 +69,15 @@ def last_dim_in_registers(where: str, op: Operation, layout: LinearLayout) -> No
 def reindex(where: str, op: Operation, src_layout: LinearLayout) -> list[int]:
     """For ``broadcast``, ``expand_dims``, ``trans`` and ``reshape``: the operand register
     (of a tile in ``src_layout``) that each register of the result is."""
-    src_shape = op.operands[0].type.shape
+    src_shape = op.x.type.shape
     match op.NAME:
         case "broadcast":
             project = lambda c: tuple(0 if src_shape[i] == 1 else x for i, x in enumerate(c))  # noqa: E731
         case "expand_dims":
-            axis = op.attrs["axis"]
+            axis = op.axis
             project = lambda c: tuple(x for i, x in enumerate(c) if i != axis)  # noqa: E731
         case "trans":
-            order = op.attrs["order"]
+            order = op.order
             inv = [order.index(i) for i in range(len(order))]
             project = lambda c: tuple(c[inv[i]] for i in range(len(c)))  # noqa: E731
         case "reshape":

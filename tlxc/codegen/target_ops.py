@@ -76,7 +76,7 @@ def _name(op: Operation) -> str:
 
 def _layout(op: Operation) -> dict[str, Any] | None:
     if isinstance(op, (ops.ZerosOp, ops.RequireLayoutOp)):
-        return op.attrs["layout"]
+        return op.layout
     return None
 
 
@@ -98,13 +98,13 @@ def check_nvidia(func: Operation, arch: str) -> None:
 
             b = Builder()
             with b.before(op):
-                r = b.value(ops.ArangeOp, [], op.result.type, start=op.attrs["start"], end=op.attrs["end"])
+                r = b.value(ops.ArangeOp, [], op.result.type, start=op.start, end=op.end)
             r.op.loc = op.loc  # type: ignore[attr-defined]
             replace_op(op, [r])
         elif isinstance(op, ops.ReleaseLayoutOp):
             from ..ir.passes.rewrite import replace_op
 
-            replace_op(op, [op.operands[0]])
+            replace_op(op, [op.x])
 
 
 def check_amd(func: Operation, arch: str) -> None:
@@ -135,7 +135,7 @@ def check_amd(func: Operation, arch: str) -> None:
             raise CompilationError(TARGET, f"{_name(op)} asks for AGPRs; {arch} has none", op.loc,
                                    'use register_class="vgpr"')
         if isinstance(op, ops.AmdScheduledMfmaOp) and arch not in AGPR_ACCUMULATOR_ARCHS:
-            role, acc = op.attrs["accumulator_role"], op.attrs["accumulator_register_class"]
+            role, acc = op.accumulator_role, op.accumulator_register_class
             if acc == "agpr" or (role == "persistent" and acc == "auto"):
                 why = ('accumulator_register_class="agpr"' if acc == "agpr"
                        else 'accumulator_role="persistent" with the default class (AGPRs)')
@@ -145,9 +145,9 @@ def check_amd(func: Operation, arch: str) -> None:
 
 def _register_class(op: Operation) -> str | None:
     if isinstance(op, (ops.AmdRegisterResidentOp, ops.AmdRegisterClassAnchorOp)):
-        return op.attrs["register_class"]
+        return op.register_class
     if isinstance(op, ops.AmdScheduledMfmaOp):
-        return op.attrs["accumulator_register_class"]
+        return op.accumulator_register_class
     return None
 
 
@@ -161,12 +161,12 @@ _AMD_HELP = {
 def check_register_groups(op: Operation, elements_per_thread: int) -> None:
     """``amd_register_resident``'s groups must split the value's per-thread elements
     (known once the code generator has its layout)."""
-    group = op.attrs["registers_per_group"]
-    bits = op.operands[0].type.scalar.bits
+    group = op.registers_per_group
+    bits = op.x.type.scalar.bits
     per_group = group * 32 // bits
     if elements_per_thread % per_group:
         raise CompilationError(AMD_OP, f"tlx.amd_register_resident: each thread holds {elements_per_thread} "
-                               f"{op.operands[0].type.scalar} values, which do not split into groups of "
+                               f"{op.x.type.scalar} values, which do not split into groups of "
                                f"{group} registers ({per_group} values)", op.loc,
                                "pick a registers_per_group that divides the per-thread register count")
 
@@ -174,7 +174,7 @@ def check_register_groups(op: Operation, elements_per_thread: int) -> None:
 def check_wmma_period(op: Operation, instr_shape: tuple[int, ...], warps_per_cta: tuple[int, ...]) -> None:
     """``dot_scaled(tiles_per_warp=)``: the layout period instr * warps * tiles of each
     result dim must fit in the result tile (known once the WMMA layout's warps are)."""
-    tiles = op.attrs["tiles_per_warp"]
+    tiles = op.tiles_per_warp
     shape = op.result.type.shape
     for i, d in enumerate((-2, -1)):  # instr_shape is [M, N, K]; the others end in [.., M, N]
         period = instr_shape[i] * warps_per_cta[d] * tiles[d]

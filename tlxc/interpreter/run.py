@@ -36,13 +36,13 @@ def bind_arguments(func: FuncOp, args: Sequence[Any]) -> tuple[Memory, list[np.n
     addresses into a ``Memory`` over the caller's arrays, host tensor descriptors
     ``DescriptorValue``s over theirs, scalars 0-d arrays of their type."""
     params = func.body.args
-    name = func.attrs["sym_name"]
+    name = func.sym_name
     if len(args) != len(params):
         raise CompilationError(
             "TLXC-LAUNCH-001", f"kernel '{name}' takes {len(params)} arguments, {len(args)} were given")
     arrays: list[tuple[int, str, np.ndarray]] = []
     values: list[np.ndarray] = []
-    divisibility = tuple(func.attrs["arg_divisibility"]) or (1,) * len(params)
+    divisibility = tuple(func.arg_divisibility) or (1,) * len(params)
     for i, (param, arg, div) in enumerate(zip(params, args, divisibility)):
         label = param.name_hint or f"#{i}"
         t = param.type

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Sequence, TypeVar
 
 from .core import Block, Location, Operation, Region, Value
 from .types import Type
+
+O = TypeVar("O", bound=Operation)
 
 
 class Builder:
@@ -25,14 +27,14 @@ class Builder:
 
     def create(
         self,
-        cls: type[Operation],
+        cls: type[O],
         operands: Sequence[Value] = (),
         result_types: Sequence[Type] = (),
         attrs: dict[str, Any] | None = None,
         regions: Sequence[Region] = (),
         optional: dict[str, Value | None] | None = None,
         loc: Location | None = None,
-    ) -> Operation:
+    ) -> O:
         op = cls(operands, result_types, attrs, regions, loc or self.loc, optional)
         if self.journal is not None:
             self.journal.append(op)

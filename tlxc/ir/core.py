@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Iterator, Sequence
 
+from .accessors import field_errors
 from .effects import Memory, Sync
 from .types import MemDescType, Type
 
@@ -196,6 +197,10 @@ class Operation:
                      (``tlxc.ir.effects``), read through ``memory_effects()`` and
                      ``sync_effects()``;
       ``value_flow()`` -- for an op with regions, which values flow into and out of them.
+
+    and declares one typed field per operand and attribute name (``buf = Operand()``,
+    ``pendings = Attr[int]()``, see ``tlxc.ir.accessors``), which passes read instead
+    of ``operands[i]`` and ``attrs["..."]``.
     """
 
     NAME: ClassVar[str] = ""
@@ -289,7 +294,8 @@ class Operation:
         return self.operands[fixed: len(self.operands) - n_opt]
 
     def __getattr__(self, name: str) -> Any:
-        # attributes and named operands read as fields: op.axis, op.mask
+        # attributes and named operands of a class that declares no typed fields
+        # (``tlxc.ir.accessors``) still read as fields, untyped: op.axis, op.mask
         if name.startswith("_") or name in ("attrs", "present", "operands"):
             raise AttributeError(name)
         attrs = self.__dict__.get("attrs", {})
@@ -380,8 +386,12 @@ OP_REGISTRY: dict[str, type[Operation]] = {}
 
 
 def register(cls: type[Operation]) -> type[Operation]:
-    """Class decorator: make an op known to the parser under its NAME."""
+    """Class decorator: make an op known to the parser under its NAME. Its typed fields
+    (``tlxc.ir.accessors``), if it declares any, must agree with OPERANDS and ATTRS."""
     if cls.NAME in OP_REGISTRY:
         raise ValueError(f"op {cls.NAME} declared twice")
+    errors = field_errors(cls)
+    if errors:
+        raise TypeError(f"op class {cls.__name__}: " + "; ".join(errors))
     OP_REGISTRY[cls.NAME] = cls
     return cls

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import Any, TypeVar
 
 
 class Kind(IntEnum):
@@ -423,6 +423,19 @@ def tile(shape: tuple[int, ...] | list[int], element: "DType | PointerType") -> 
 def with_shape(element: "DType | PointerType", shape: tuple[int, ...]) -> Type:
     """``element`` if ``shape`` is empty (a scalar), else a tile of it."""
     return TileType(tuple(shape), element) if shape else element
+
+
+T = TypeVar("T", bound=Type)
+
+
+def narrow(t: Type, cls: type[T]) -> T:
+    """``t`` as the type class ``cls``, where the verifier (or a check just before) has
+    established it: ``narrow(v.type, TileType).layout``. A value of another type is a
+    compiler bug, raised as a TypeError (the pass runner reports it as an internal error
+    naming the pass), never a silent misread."""
+    if not isinstance(t, cls):
+        raise TypeError(f"expected a {cls.__name__}, got {t}")
+    return t
 
 
 def element_of(t: Type) -> "DType | PointerType":

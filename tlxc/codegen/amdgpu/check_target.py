@@ -30,7 +30,7 @@ def run(module: Operation, options: PassOptions) -> Operation:
         target_ops.check_amd(func, chip.arch)
         lower_dot.check(func, chip)
         lower_buffers.check_async_copies(func, chip)
-        num_warps = func.attrs["num_warps"]
+        num_warps = func.num_warps
         threads = num_warps * info.warp_size
         if threads > info.max_threads:
             raise CompilationError("TLXC-LAUNCH-003", f"num_warps={num_warps} makes {threads} work-items of "

@@ -103,7 +103,7 @@ def zeros(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.RequireLayoutOp, ops.ReleaseLayoutOp)
 def same_values(e: Emitter, op: Operation) -> None:
-    src = e.get(op.operands[0])
+    src = e.get(op.x)
     if src.layout != op.result.type.layout:
         raise InternalCompilerError("amdgpu", f"'{op.NAME}': the layout pass left its operand in another layout",
                                     op.loc)
@@ -112,8 +112,8 @@ def same_values(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.ExtractSliceOp)
 def extract_slice(e: Emitter, op: Operation) -> None:
-    src = e.get(op.operands[0])
-    layout, regs = extract_slice_layout(src.layout, op.attrs["offsets"], op.result.type.shape)
+    src = e.get(op.x)
+    layout, regs = extract_slice_layout(src.layout, op.offsets, op.result.type.shape)
     if layout != op.result.type.layout:  # pragma: no cover - the layout pass set it
         raise InternalCompilerError("amdgpu", "extract_slice: result layout differs from the pass's", op.loc)
     e.set(op.result, [src.vals[r] for r in regs])
@@ -122,7 +122,7 @@ def extract_slice(e: Emitter, op: Operation) -> None:
 @lowers(ops.RematerializedRangeOp)
 def rematerialized_range(e: Emitter, op: Operation) -> None:
     layout = op.result.type.layout
-    start = op.attrs["start"]
+    start = op.start
     tid = e.b.call(e.intrinsic("llvm.amdgcn.workitem.id.x", I32, []), [])
     wave = e.target.wave_size
     lane = e.b.and_(tid, ir.Constant(I32, wave - 1))
@@ -143,7 +143,7 @@ def rematerialized_range(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.AmdSchedBarrierOp)
 def amd_sched_barrier(e: Emitter, op: Operation) -> None:
-    e.call("llvm.amdgcn.sched.barrier", VOID, [ir.Constant(I32, op.attrs["mask"])])
+    e.call("llvm.amdgcn.sched.barrier", VOID, [ir.Constant(I32, op.mask)])
 
 
 # ----------------------------------------------------------------------------- register classes
@@ -232,16 +232,16 @@ def pin_groups(e: Emitter, vals: list[ir.Value], group: int, cls: str) -> list[i
 
 @lowers(ops.AmdRegisterResidentOp)
 def amd_register_resident(e: Emitter, op: Operation) -> None:
-    vals = e.get(op.operands[0]).vals
+    vals = e.get(op.x).vals
     target_ops.check_register_groups(op, len(vals))
-    out = pin_groups(e, vals, op.attrs["registers_per_group"], _constraint(op.attrs["register_class"]))
+    out = pin_groups(e, vals, op.registers_per_group, _constraint(op.register_class))
     e.set(op.result, out)
 
 
 @lowers(ops.AmdRegisterClassAnchorOp)
 def amd_register_class_anchor(e: Emitter, op: Operation) -> None:
-    vals = e.get(op.operands[0]).vals
-    cls = _constraint(op.attrs["register_class"])
+    vals = e.get(op.x).vals
+    cls = _constraint(op.register_class)
     words = [tied_asm(e, [(w, cls)])[0] for w in _pack_words(e, vals)]
     e.set(op.result, _unpack_words(e, words, vals))
 
@@ -264,19 +264,19 @@ def _producer_attr(v: Value, kinds: tuple[str, ...], depth: int = 0) -> dict[str
     if isinstance(v, BlockArgument):
         owner = v.block.parent_op
         if isinstance(owner, ops.ForOp) and v.index >= 1:
-            return _producer_attr(owner.operands[3 + v.index - 1], kinds, depth + 1)
+            return _producer_attr(owner.inits[v.index - 1], kinds, depth + 1)
         return None
     if not isinstance(v, OpResult):
         return None
     op = v.op
     if isinstance(op, (ops.ZerosOp, ops.RequireLayoutOp)):
-        attr = op.attrs["layout"]
+        attr = op.layout
         return attr if attr["kind"] in kinds else None
     if isinstance(op, (ops.ExtractSliceOp, ops.AmdRegisterResidentOp, ops.AmdRegisterClassAnchorOp,
                        ops.ReleaseLayoutOp)):
-        return _producer_attr(op.operands[0], kinds, depth + 1)
+        return _producer_attr(op.x, kinds, depth + 1)
     if isinstance(op, ops.AmdScheduledMfmaOp):
-        return _producer_attr(op.operands[2], kinds, depth + 1)
+        return _producer_attr(op.acc, kinds, depth + 1)
     if isinstance(op, ops.AmdMfmaCommitOp):
         return _producer_attr(op.operands[v.index], kinds, depth + 1)
     return None
@@ -310,8 +310,8 @@ def scheduled_plan(op: Operation, arch: str, num_warps: int) -> ScheduledPlan:
         return _PLANS[key][1]
     a, b, c = (v.type for v in op.operands)
     dtype = _DTYPES[a.scalar.name]
-    acc_attr = _producer_attr(op.operands[2], ("amd_mfma", "amd_wmma"))
-    dots = [_producer_attr(v, ("amd_dot_operand",)) for v in op.operands[:2]]
+    acc_attr = _producer_attr(op.acc, ("amd_mfma", "amd_wmma"))
+    dots = [_producer_attr(v, ("amd_dot_operand",)) for v in (op.a, op.b)]
     if acc_attr is not None and acc_attr["kind"] != "amd_mfma":
         _fail(op, "acc must be in an MFMA layout (tlx.amd_mfma_layout)")
     parent_attr = acc_attr or next((d["parent"] for d in dots if d is not None), None)
@@ -362,14 +362,14 @@ def amd_scheduled_mfma(e: Emitter, op: Operation) -> None:
     sp = scheduled_plan(op, e.target.arch, e.num_warps)
     plan, instr = sp.plan, sp.plan.instr
     acc_l, a_l, b_l = sp.layouts
-    for v, want, what in ((op.operands[0], a_l, "a"), (op.operands[1], b_l, "b"), (op.operands[2], acc_l, "acc")):
+    for v, want, what in ((op.a, a_l, "a"), (op.b, b_l, "b"), (op.acc, acc_l, "acc")):
         if e.get(v).layout != want:  # pragma: no cover - the layout pass converted them
             raise InternalCompilerError("amdgpu", f"amd_scheduled_mfma: {what} is not in its MFMA layout", op.loc)
-    persistent = op.attrs["accumulator_role"] == "persistent"
-    acc_cls = "v" if op.attrs["accumulator_register_class"] == "vgpr" else "a"
-    resident = op.attrs["resident_operand"] if persistent else "none"
-    a_vals, b_vals = e.get(op.operands[0]).vals, e.get(op.operands[1]).vals
-    acc_vals = e.get(op.operands[2]).vals
+    persistent = op.accumulator_role == "persistent"
+    acc_cls = "v" if op.accumulator_register_class == "vgpr" else "a"
+    resident = op.resident_operand if persistent else "none"
+    a_vals, b_vals = e.get(op.a).vals, e.get(op.b).vals
+    acc_vals = e.get(op.acc).vals
     ret, arg_types, template = intrinsic_signature(instr)
     fn = e.intrinsic(instr.intrinsic, ret, arg_types)
     a_ty, b_ty = llvm_type(instr.a_type), llvm_type(instr.b_type)
@@ -380,7 +380,7 @@ def amd_scheduled_mfma(e: Emitter, op: Operation) -> None:
         if -1 in regs:
             raise InternalCompilerError("amdgpu", f"accumulator registers {regs} do not fill one {instr.mnemonic}",
                                         op.loc)
-        if op.attrs["initialize"]:
+        if op.initialize:
             cur[key] = ir.Constant(ret, None)
         else:
             cur[key] = _vector(e, [acc_vals[r] for r in regs])
@@ -441,14 +441,14 @@ def committed_class(v: Value, depth: int = 0) -> str:
         return "v"
     op = v.op
     if isinstance(op, ops.AmdScheduledMfmaOp):
-        cls = op.attrs["accumulator_register_class"]
+        cls = op.accumulator_register_class
         if cls == "auto":
-            return "a" if op.attrs["accumulator_role"] == "persistent" else "v"
+            return "a" if op.accumulator_role == "persistent" else "v"
         return "a" if cls == "agpr" else "v"
     if isinstance(op, (ops.AmdRegisterResidentOp, ops.AmdRegisterClassAnchorOp)):
-        return _constraint(op.attrs["register_class"])
+        return _constraint(op.register_class)
     if isinstance(op, (ops.ExtractSliceOp, ops.RequireLayoutOp, ops.ReleaseLayoutOp)):
-        return committed_class(op.operands[0], depth + 1)
+        return committed_class(op.x, depth + 1)
     if isinstance(op, ops.AmdMfmaCommitOp):
         return committed_class(op.operands[v.index], depth + 1)
     if isinstance(op, ops.ForOp):
@@ -461,7 +461,7 @@ def committed_class(v: Value, depth: int = 0) -> str:
 
 @lowers(ops.AmdMfmaCommitOp)
 def amd_mfma_commit(e: Emitter, op: Operation) -> None:
-    preserve = op.attrs["preserve"]
+    preserve = op.preserve
     n = len(op.operands) - (1 if preserve else 0)
     groups: list[tuple[ir.Value, str]] = []
     spans: list[tuple[int, int, list[ir.Value]]] = []  # (operand, groups, values)

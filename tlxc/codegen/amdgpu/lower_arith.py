@@ -257,15 +257,15 @@ def binary(e: Emitter, op: Operation) -> None:
         propagate = bool(op.attrs.get("propagate_nan", False))
         return elementwise(e, op, lambda a: float_binary(e, t, name, a[0], a[1], propagate))
     if name == "rem" and t.kind == Kind.INT and e.axis is not None and op in e.axis.assumed_non_negative:
-        trap_if_negative(e, e.get(op.operands[0]).vals)
+        trap_if_negative(e, e.get(op.lhs).vals)
     elementwise(e, op, lambda a: int_binary(e, t, name, a[0], a[1]))
 
 
 @lowers(ops.CmpOp)
 def cmp(e: Emitter, op: Operation) -> None:
     check_fp8(e, op)
-    t = op.operands[0].type.scalar
-    pred = op.attrs["predicate"]
+    t = op.lhs.type.scalar
+    pred = op.predicate
     elementwise(e, op, lambda a: compare(e, t, pred, a[0], a[1]))
 
 
@@ -301,7 +301,7 @@ def bitcast_value(e: Emitter, src: DType | PointerType, dst: DType | PointerType
 @lowers(ops.BitcastOp)
 def bitcast(e: Emitter, op: Operation) -> None:
     check_fp8(e, op)
-    src, dst = op.operands[0].type.scalar, op.result.type.scalar
+    src, dst = op.x.type.scalar, op.result.type.scalar
     elementwise(e, op, lambda a: bitcast_value(e, src, dst, a[0]))
 
 

@@ -117,13 +117,13 @@ def storage_alias_spec(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.LocalViewOp)
 def local_view(e: Emitter, op: Operation) -> None:
-    step = e.smem.index_step(op.operands[0], op.loc)
-    base = e.get(op.operands[0]).vals[0]
-    c = constant_of(op.operands[1])
+    step = e.smem.index_step(op.buf, op.loc)
+    base = e.get(op.buf).vals[0]
+    c = constant_of(op.index)
     if c is not None:
         e.set(op.result, [_gep(e, base, int(c) * step)])
         return
-    index = e.get(op.operands[1]).vals[0]
+    index = e.get(op.index).vals[0]
     if index.type != I32:
         index = e.b.trunc(index, I32) if index.type.width > 32 else e.b.zext(index, I32)
     e.set(op.result, [_gep(e, base, e.b.mul(index, ir.Constant(I32, step)))])
@@ -131,17 +131,17 @@ def local_view(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.LocalTransOp, ops.LocalReinterpretOp)
 def same_address(e: Emitter, op: Operation) -> None:
-    e.set(op.result, list(e.get(op.operands[0]).vals))
+    e.set(op.result, list(e.get(op.buf).vals))
 
 
 @lowers(ops.LocalSliceOp)
 def local_slice(e: Emitter, op: Operation) -> None:
-    src: MemDescType = op.operands[0].type  # type: ignore[assignment]
+    src: MemDescType = op.buf.type  # type: ignore[assignment]
     nbytes = src.element.bits // 8
-    base = e.get(op.operands[0]).vals[0]
+    base = e.get(op.buf).vals[0]
     const, runtime = 0, []
     for d, bit, off in slice_offset_terms(src.layout, op.result.type.buf_shape):
-        c = constant_of(op.operands[1 + d])
+        c = constant_of(op.offsets[d])
         if c is not None:
             const ^= off if (int(c) >> bit) & 1 else 0
         else:
@@ -149,7 +149,7 @@ def local_slice(e: Emitter, op: Operation) -> None:
     # the terms XOR together; their bits miss the slice's own, so the sum is an address
     acc: ir.Value = ir.Constant(I32, const * nbytes)
     for d, bit, off in runtime:
-        x = e.get(op.operands[1 + d]).vals[0]
+        x = e.get(op.offsets[d]).vals[0]
         t = e.b.and_(e.b.lshr(x, ir.Constant(x.type, bit)), ir.Constant(x.type, 1))
         if t.type != I32:
             t = e.b.trunc(t, I32) if t.type.width > 32 else e.b.zext(t, I32)
@@ -273,9 +273,9 @@ def load_tile(e: Emitter, base: ir.Value, buf: MemDescType, layout: LinearLayout
 
 @lowers(ops.LocalStoreOp)
 def local_store(e: Emitter, op: Operation) -> None:
-    buf: MemDescType = op.operands[0].type  # type: ignore[assignment]
-    value = e.get(op.operands[1])
-    store_tile(e, e.get(op.operands[0]).vals[0], buf, value.layout, value.vals)
+    buf: MemDescType = op.buf.type  # type: ignore[assignment]
+    value = e.get(op.value)
+    store_tile(e, e.get(op.buf).vals[0], buf, value.layout, value.vals)
 
 
 # ops a deferred read must not move past: they synchronize, order memory or fix a
@@ -345,8 +345,8 @@ def deferrable(op: Operation) -> bool:
 
 @lowers(ops.LocalLoadOp)
 def local_load(e: Emitter, op: Operation) -> None:
-    buf: MemDescType = op.operands[0].type  # type: ignore[assignment]
-    base = e.get(op.operands[0]).vals[0]
+    buf: MemDescType = op.buf.type  # type: ignore[assignment]
+    base = e.get(op.buf).vals[0]
     if deferrable(op):
         e.values[id(op.result)] = TileVals(DeferredLoad(e, base, buf, op.result.type.layout),  # type: ignore[arg-type]
                                            op.result.type.layout)
@@ -374,8 +374,8 @@ def direct_plan(e: Emitter, op: Operation) -> SharedAccess | None:
     one of the instruction's sizes, lane ``i``'s right after lane ``i - 1``'s, and the
     wave's and the registers' parts never touching the lane bits (so the LDS address of
     a vector is a wave-uniform base plus ``lane x size``). None: copy synchronously."""
-    buf: MemDescType = op.operands[1].type  # type: ignore[assignment]
-    layout = op.operands[0].type.layout
+    buf: MemDescType = op.buf.type  # type: ignore[assignment]
+    layout = op.ptr.type.layout
     sizes = DIRECT_COPY_BYTES.get(e.target.arch, ())
     nbytes = buf.element.bits // 8
     access = plan(e, layout, buf)
@@ -394,7 +394,7 @@ def direct_plan(e: Emitter, op: Operation) -> SharedAccess | None:
 
 def copy_instructions(e: Emitter, op: Operation) -> int:
     """``global_load_lds`` instructions a wave surely issues for ``op`` (0: not known)."""
-    if op.operand("mask") is not None:
+    if op.mask is not None:
         return 0  # a wave whose lanes are all masked off skips them
     access = direct_plan(e, op)
     return len(access.groups()) if access is not None else 0
@@ -402,13 +402,13 @@ def copy_instructions(e: Emitter, op: Operation) -> int:
 
 @lowers(ops.AsyncLoadOp)
 def async_load(e: Emitter, op: Operation) -> None:
-    buf: MemDescType = op.operands[1].type  # type: ignore[assignment]
-    base = e.get(op.operands[1]).vals[0]
-    ptrs = e.get(op.operands[0]).vals
-    mask = e.get(op.operand("mask")).vals if op.operand("mask") is not None else None
-    other = e.get(op.operand("other")).vals if op.operand("other") is not None else None
+    buf: MemDescType = op.buf.type  # type: ignore[assignment]
+    base = e.get(op.buf).vals[0]
+    ptrs = e.get(op.ptr).vals
+    mask = e.get(op.mask).vals if op.mask is not None else None
+    other = e.get(op.other).vals if op.other is not None else None
     access = direct_plan(e, op)
-    layout = op.operands[0].type.layout
+    layout = op.ptr.type.layout
     if access is None:
         _sync_copy(e, base, buf, layout, ptrs, mask, other)
     else:
@@ -522,7 +522,7 @@ def async_wait_group(e: Emitter, op: Operation) -> None:
     if key not in e._special:
         e._special[key] = group_instructions(e, _root(op))  # type: ignore[assignment]
     per_group: int = e._special[key]  # type: ignore[assignment]
-    count = op.attrs["pendings"] * per_group
+    count = op.pendings * per_group
     e.call("llvm.amdgcn.s.waitcnt", VOID, [ir.Constant(I32, vmcnt_encoding(count))])
     e.barrier()
     e.set(op.result, [ir.Constant(I32, 0)])

@@ -390,8 +390,8 @@ def convert(e: Emitter, op: Operation) -> None:
     from .lower_arith import elementwise
 
     check_fp8(e, op)
-    src, dst = op.operands[0].type.scalar, op.result.type.scalar
-    rounding = op.attrs["rounding"]
+    src, dst = op.x.type.scalar, op.result.type.scalar
+    rounding = op.rounding
     elementwise(e, op, lambda a: convert_value(e, src, dst, a[0], rounding))
 
 

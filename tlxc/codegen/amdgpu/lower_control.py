@@ -17,11 +17,11 @@ from .emitter import Emitter, lowers
 
 @lowers(ops.ForOp)
 def for_loop(e: Emitter, op: Operation) -> None:
-    lb, ub, step = (e.get(v).vals[0] for v in op.operands[:3])
-    iv_t = op.operands[0].type
+    lb, ub, step = (e.get(v).vals[0] for v in (op.lb, op.ub, op.step))
+    iv_t = op.lb.type
     body = op.regions[0].block
     term = body.ops[-1]
-    inits = [e.get(v) for v in op.operands[3:]]
+    inits = [e.get(v) for v in op.inits]
     head = e.fn.append_basic_block("for.head")
     loop = e.fn.append_basic_block("for.body")
     exit_ = e.fn.append_basic_block("for.exit")
@@ -43,8 +43,8 @@ def for_loop(e: Emitter, op: Operation) -> None:
         carried.append(phis)
     signed = iv_t.kind == Kind.INT
     less = e.b.icmp_signed if signed else e.b.icmp_unsigned
-    step_op = op.operands[2].owner
-    if getattr(step_op, "NAME", "") == "constant" and step_op.attrs["value"] > 0:
+    step_op = op.step.owner
+    if getattr(step_op, "NAME", "") == "constant" and step_op.value > 0:
         go = less("<", iv, ub)
     else:  # the step's sign decides the direction (Python's range)
         up = e.b.icmp_signed(">", step, ir.Constant(step.type, 0))
@@ -73,7 +73,7 @@ def terminator(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.IfOp)
 def if_op(e: Emitter, op: Operation) -> None:
-    (cond,) = e.get(op.operands[0]).vals
+    (cond,) = e.get(op.cond).vals
     arms = [e.fn.append_basic_block("if.then"), e.fn.append_basic_block("if.else")]
     join = e.fn.append_basic_block("if.end")
     e.b.cbranch(cond, arms[0], arms[1])
@@ -120,8 +120,9 @@ def while_loop(e: Emitter, op: Operation) -> None:
         carried.append(phis)
     e.block(before_r)
     cond_op = before_r.ops[-1]
-    forwarded = [e.get(v) for v in cond_op.operands[1:]]
-    (c,) = e.get(cond_op.operands[0]).vals
+    assert isinstance(cond_op, ops.ConditionOp)  # the verifier checked the terminator
+    forwarded = [e.get(v) for v in cond_op.values]
+    (c,) = e.get(cond_op.cond).vals
     e.b.cbranch(c, loop, exit_)
 
     e.b.position_at_end(loop)

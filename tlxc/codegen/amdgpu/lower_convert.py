@@ -80,7 +80,7 @@ def elem_bits(ty: ir.Type) -> int:
 
 @lowers(ops.ConvertLayoutOp)
 def convert_layout(e: Emitter, op: Operation) -> None:
-    src = e.get(op.operands[0])
+    src = e.get(op.x)
     dst: LinearLayout = op.result.type.layout
     ty = value_type(op.result.type.scalar)
     bits, target, budget = elem_bits(ty), layout_target(e), scratch_budget(e)

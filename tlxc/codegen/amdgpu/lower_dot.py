@@ -60,8 +60,8 @@ MAX_VECTOR_BYTES = 16
 
 # ----------------------------------------------------------------------------- the plan of a dot op
 def plan_of(op: Operation, arch: str, num_warps: int) -> DotPlan | None:
-    a, b, acc = op.operands[0].type, op.operands[1].type, op.result.type
-    return choose(arch, a.scalar.name, acc.scalar.name, op.attrs["input_precision"], tuple(a.shape), tuple(b.shape),
+    a, b, acc = op.a.type, op.b.type, op.result.type
+    return choose(arch, a.scalar.name, acc.scalar.name, op.input_precision, tuple(a.shape), tuple(b.shape),
                   num_warps)
 
 
@@ -92,7 +92,7 @@ def check(func: Operation, target: AmdTarget) -> None:
     """Dots this target refuses, at the user's line, before any code is built."""
     for op in func.walk():
         if isinstance(op, ops.DotOp):
-            t = op.operands[0].type.scalar
+            t = op.a.type.scalar
             if isinstance(t, DType) and t.name in FP8 and t.sig_name not in target.fp8_dtypes:
                 e4, e5 = target.fp8_dtypes
                 flavour = "fnuz" if target.fp8 == "fnuz" else "OCP"
@@ -105,7 +105,7 @@ def check(func: Operation, target: AmdTarget) -> None:
         elif isinstance(op, ops.DotScaledOp):
             from .lower_dot_scaled import check as check_scaled
 
-            check_scaled(op, target, func.attrs["num_warps"])
+            check_scaled(op, target, func.num_warps)
 
 
 def _tl(sig: str) -> str:
@@ -387,7 +387,7 @@ def _stage_operands(e: Emitter, op: Operation, shared: list[LinearLayout],
                     which: tuple[int, ...] = (0, 1)) -> list[int]:
     """Operands ``which`` into their LDS buffers (barriers before and after); the starts
     of both buffers (an operand not staged keeps its region unused)."""
-    eb = bytes_of(value_type(op.operands[0].type.scalar))
+    eb = bytes_of(value_type(op.a.type.scalar))
     sizes = [s.in_dim_size(OFFSET) * eb if i in which else 0 for i, s in enumerate(shared)]
     starts, total = _regions(sizes)
     if not which:
@@ -403,7 +403,7 @@ def _stage_operands(e: Emitter, op: Operation, shared: list[LinearLayout],
 
 
 def _mma(e: Emitter, op: Operation, plan: DotPlan) -> None:
-    elem_ty = value_type(op.operands[0].type.scalar)
+    elem_ty = value_type(op.a.type.scalar)
     shared = [plan.shared(i, e.target.lds_banks) for i in (0, 1)]
     # an operand already in its dot-operand layout (a local_load read it so) is used from
     # its registers; the others take one trip through LDS
@@ -411,7 +411,7 @@ def _mma(e: Emitter, op: Operation, plan: DotPlan) -> None:
     direct = tuple(i for i in (0, 1) if values[i].layout == plan.operand(i))
     starts = _stage_operands(e, op, shared, tuple(i for i in (0, 1) if i not in direct))
     sources: list[Any] = [RegisterFragments(e, values[i].vals, elem_ty) if i in direct else None for i in (0, 1)]
-    widen = _fp8_kind(op.operands[0].type.scalar) if plan.widen else None
+    widen = _fp8_kind(op.a.type.scalar) if plan.widen else None
     issue(e, op, plan, shared, starts, elem_ty, round_tf32=plan.round_tf32, widen=widen, sources=sources)
 
 
@@ -444,7 +444,7 @@ def issue(e: Emitter, op: Operation, plan: DotPlan, shared: list[LinearLayout], 
     ty = {"a": llvm_type(instr.a_type), "b": llvm_type(instr.b_type)}
 
     layout = op.result.type.layout
-    acc_vals = e.get(op.operands[2]).vals
+    acc_vals = e.get(op.acc).vals
     tiles = accumulator_tiles(plan, layout)
     cur: dict[tuple[int, int, int], ir.Value] = {}
     for key, regs in tiles.items():
@@ -519,7 +519,7 @@ def _fma(e: Emitter, op: Operation) -> None:
         return e.b.extract_element(x, ir.Constant(I32, kk % v)) if v > 1 else x
 
     work = _work_type(a_t, acc_t)
-    tf32 = op.attrs["input_precision"] == "tf32" and a_t.name == "f32"
+    tf32 = op.input_precision == "tf32" and a_t.name == "f32"
     acc_vals = e.get(acc).vals
     done: dict[tuple[int, int], ir.Value] = {}
     out = []

@@ -181,9 +181,9 @@ def _warps(shape: tuple[int, ...], num_warps: int, instr: MmaInstr, tpw: tuple[i
 
 
 def _factor(op: Operation) -> int | None:
-    a_shape = op.operands[0].type.shape
-    k = _dims(tuple(a_shape), tuple(op.operands[1].type.shape), op.attrs["a_format"], op.attrs["b_format"],
-              op.attrs["lhs_k_pack"], op.attrs["rhs_k_pack"])[0][-1]
+    a_shape = op.a.type.shape
+    k = _dims(tuple(a_shape), tuple(op.b.type.shape), op.a_format, op.b_format,
+              op.lhs_k_pack, op.rhs_k_pack)[0][-1]
     for name in ("a_scale", "b_scale"):
         s = op.operand(name)
         if s is not None:
@@ -192,10 +192,10 @@ def _factor(op: Operation) -> int | None:
 
 
 def plan_of(op: Operation, arch: str, num_warps: int) -> ScaledPlan | None:
-    a, b = op.operands[0].type, op.operands[1].type
-    tpw = op.attrs["tiles_per_warp"]
-    return choose_scaled(arch, op.attrs["a_format"], op.attrs["b_format"], tuple(a.shape), tuple(b.shape),
-                         op.attrs["lhs_k_pack"], op.attrs["rhs_k_pack"], _factor(op), num_warps,
+    a, b = op.a.type, op.b.type
+    tpw = op.tiles_per_warp
+    return choose_scaled(arch, op.a_format, op.b_format, tuple(a.shape), tuple(b.shape),
+                         op.lhs_k_pack, op.rhs_k_pack, _factor(op), num_warps,
                          tuple(tpw) if tpw is not None else None)
 
 
@@ -209,7 +209,7 @@ def check(op: Operation, target: AmdTarget, num_warps: int) -> None:
                                "instruction takes this shape (M and N must be multiples of 16, K whole "
                                "instruction steps)", op.loc, "use tiles of at least 16 x 16 with K a multiple "
                                "of 32, or run it in the interpreter")
-    tpw = op.attrs["tiles_per_warp"]
+    tpw = op.tiles_per_warp
     if tpw is not None and isinstance(plan.dot.parent, AmdWmma):
         target_ops.check_wmma_period(op, (plan.dot.instr.m, plan.dot.instr.n, plan.dot.instr.k),
                                      plan.dot.parent.warps_per_cta)
@@ -343,7 +343,7 @@ def _operand_values(e: Emitter, op: Operation, i: int) -> tuple[list[ir.Value], 
 
 def _apply_scales(e: Emitter, op: Operation, values: list[list[ir.Value]], layouts: list[LinearLayout]) -> None:
     """Multiply each operand value by its e8m0 scale, read from the scales staged in LDS."""
-    present = [op.operand(n) for n in ("a_scale", "b_scale")]
+    present = [op.a_scale, op.b_scale]
     tiles, which = [], []
     for i, s in enumerate(present):
         if s is not None:
@@ -398,7 +398,7 @@ def _native(e: Emitter, op: Operation, plan: ScaledPlan) -> None:
     for i in (0, 1):
         t = e.get(op.operands[i])
         tiles.append((list(t.vals), t.layout, shared[i], I8))
-    scales = [op.operand(n) for n in ("a_scale", "b_scale")]
+    scales = [op.a_scale, op.b_scale]
     for s in scales:
         if s is not None:
             t = e.get(s)

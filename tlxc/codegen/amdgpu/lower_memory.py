@@ -23,7 +23,7 @@ MAX_VECTOR_BYTES = 16
 
 
 def _elem(op: Operation) -> DType | PointerType:
-    return op.operands[0].type.scalar.pointee
+    return op.ptr.type.scalar.pointee
 
 
 def vector_width(e: Emitter, op: Operation, elem_bytes: int) -> int:
@@ -35,7 +35,7 @@ def addptr(e: Emitter, op: Operation) -> None:
     elem = memory_type(op.result.type.scalar.pointee)
     ptrs, offs = (e.get(v).vals for v in op.operands)
     # getelementptr sign-extends a narrow index: an unsigned offset is widened first
-    unsigned = op.operands[1].type.scalar.kind == Kind.UINT
+    unsigned = op.offset.type.scalar.kind == Kind.UINT
     done: dict[tuple[int, int], ir.Value] = {}
     out = []
     for p, o in zip(ptrs, offs):
@@ -84,9 +84,9 @@ def load(e: Emitter, op: Operation) -> None:
     elem = _elem(op)
     mt = memory_type(elem)
     size = bytes_of(mt)
-    ptrs = e.get(op.operands[0]).vals
-    mask = e.get(op.operand("mask")).vals if op.operand("mask") is not None else None
-    other = e.get(op.operand("other")).vals if op.operand("other") is not None else None
+    ptrs = e.get(op.ptr).vals
+    mask = e.get(op.mask).vals if op.mask is not None else None
+    other = e.get(op.other).vals if op.other is not None else None
     v = vector_width(e, op, size)
     volatile = bool(op.attrs.get("volatile"))
     vt = ir.VectorType(mt, v) if v > 1 else mt
@@ -160,10 +160,10 @@ def store(e: Emitter, op: Operation) -> None:
     elem = _elem(op)
     mt = memory_type(elem)
     size = bytes_of(mt)
-    ptr_value = op.operands[0]
+    ptr_value = op.ptr
     ptrs = e.get(ptr_value).vals
-    vals = e.get(op.operands[1]).vals
-    mask = e.get(op.operand("mask")).vals if op.operand("mask") is not None else None
+    vals = e.get(op.value).vals
+    mask = e.get(op.mask).vals if op.mask is not None else None
     v = vector_width(e, op, size)
     layout = ptr_value.type.layout if ptr_value.type.shape else None
     if layout is not None:
@@ -198,13 +198,13 @@ def store(e: Emitter, op: Operation) -> None:
 @lowers(ops.PtrToIntOp)
 def ptr_to_int(e: Emitter, op: Operation) -> None:
     ty = value_type(op.result.type.scalar)
-    e.set(op.result, [e.b.ptrtoint(p, ty) for p in e.get(op.operands[0]).vals])
+    e.set(op.result, [e.b.ptrtoint(p, ty) for p in e.get(op.x).vals])
 
 
 @lowers(ops.IntToPtrOp)
 def int_to_ptr(e: Emitter, op: Operation) -> None:
     ty = value_type(op.result.type.scalar)
-    e.set(op.result, [e.b.inttoptr(x if x.type == I64 else e.b.zext(x, I64), ty) for x in e.get(op.operands[0]).vals])
+    e.set(op.result, [e.b.inttoptr(x if x.type == I64 else e.b.zext(x, I64), ty) for x in e.get(op.x).vals])
 
 
 __all__ = ["I1"]

@@ -107,10 +107,10 @@ def _map(val: Val, fn) -> Val:
 # -- the lowering -----------------------------------------------------------------------------------
 @lowers(ops.ReduceOp)
 def reduce(e: Emitter, op: Operation) -> None:
-    src = e.get(op.operands[0])
+    src = e.get(op.x)
     layout: LinearLayout = src.layout  # type: ignore[assignment]
-    axis, kind = op.attrs["axis"], op.attrs["kind"]
-    t: DType = op.operands[0].type.scalar  # type: ignore[assignment]
+    axis, kind = op.axis, op.kind
+    t: DType = op.x.type.scalar  # type: ignore[assignment]
     is_arg = kind.startswith("arg")
     if _is_float(t) and t.bits == 8:
         raise CompilationError("TLXC-CODEGEN-001", f"reducing {t!r} cannot be compiled for {e.target.arch} yet",

@@ -19,7 +19,7 @@ WHERE = "amdgpu"
 
 @lowers(ops.ProgramIdOp)
 def program_id(e: Emitter, op: Operation) -> None:
-    e.set(op.result, [e.special(f"pid{op.attrs['axis']}")])
+    e.set(op.result, [e.special(f"pid{op.axis}")])
 
 
 @lowers(ops.NumProgramsOp)
@@ -27,7 +27,7 @@ def num_programs(e: Emitter, op: Operation) -> None:
     """Work-groups along ``axis``: the grid size (in work-items, from the HSA dispatch
     packet: ``grid_size_x`` at byte 12, ``workgroup_size_x`` as a u16 at byte 4) divided by
     the work-group size."""
-    axis = op.attrs["axis"]
+    axis = op.axis
 
     def make(b: ir.IRBuilder) -> ir.Value:
         from .llvm import CONSTANT_PTR, I16
@@ -43,7 +43,7 @@ def num_programs(e: Emitter, op: Operation) -> None:
 @lowers(ops.ConstantOp)
 def constant_op(e: Emitter, op: Operation) -> None:
     t = op.result.type
-    c = constant(value_type(t.scalar), op.attrs["value"])
+    c = constant(value_type(t.scalar), op.value)
     e.set(op.result, [c] * num_regs(t))
 
 
@@ -51,7 +51,7 @@ def constant_op(e: Emitter, op: Operation) -> None:
 def arange(e: Emitter, op: Operation) -> None:
     layout = op.result.type.layout
     t = e.thread_coords(layout, 0)
-    start = op.attrs["start"]
+    start = op.start
     thread_bits = 0  # coordinate bits lanes and waves set: a register constant without them is added
     for _, _, c in thread_terms(layout, 0):
         thread_bits |= c
@@ -73,13 +73,13 @@ def arange(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.SplatOp)
 def splat(e: Emitter, op: Operation) -> None:
-    (x,) = e.get(op.operands[0]).vals
+    (x,) = e.get(op.x).vals
     e.set(op.result, [x] * num_regs(op.result.type))
 
 
 @lowers(ops.MultipleOfOp, ops.MaxContiguousOp)
 def hint(e: Emitter, op: Operation) -> None:
-    src = e.get(op.operands[0])
+    src = e.get(op.x)
     e.set(op.result, src.vals, src.layout)
 
 
@@ -90,9 +90,9 @@ def assume(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.BroadcastOp)
 def broadcast(e: Emitter, op: Operation) -> None:
-    src_shape = op.operands[0].type.shape
+    src_shape = op.x.type.shape
     if not src_shape:  # a scalar operand: every register is it
-        (x,) = e.get(op.operands[0]).vals
+        (x,) = e.get(op.x).vals
         e.set(op.result, [x] * num_regs(op.result.type))
         return
     reindexed(e, op)
@@ -100,7 +100,7 @@ def broadcast(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.ExpandDimsOp, ops.TransOp, ops.ReshapeOp)
 def reindexed(e: Emitter, op: Operation) -> None:
-    src = e.get(op.operands[0])
+    src = e.get(op.x)
     e.set(op.result, [src.vals[i] for i in reindex(WHERE, op, src.layout)])
 
 
@@ -112,6 +112,6 @@ def join(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.SplitOp)
 def split(e: Emitter, op: Operation) -> None:
-    src = e.get(op.operands[0])
+    src = e.get(op.x)
     for res, idx in zip(op.results, split_registers(WHERE, op, src.layout)):
         e.set(res, [src.vals[i] for i in idx])

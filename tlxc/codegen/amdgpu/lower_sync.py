@@ -38,7 +38,7 @@ def _all_threads(e: Emitter) -> int:
 
 @lowers(ops.NamedBarrierWaitOp)
 def named_barrier_wait(e: Emitter, op: Operation) -> None:
-    if op.attrs["bar_id"] == 0 and op.attrs["threads"] >= _all_threads(e):
+    if op.bar_id == 0 and op.threads >= _all_threads(e):
         e.barrier()
         return
     _refuse_named(e, op)
@@ -50,7 +50,7 @@ def named_barrier_arrive(e: Emitter, op: Operation) -> None:
 
 
 def _refuse_named(e: Emitter, op: Operation) -> None:
-    raise CompilationError("TLXC-TLX-006", f"'{op.NAME}' (barrier {op.attrs['bar_id']}, {op.attrs['threads']} "
+    raise CompilationError("TLXC-TLX-006", f"'{op.NAME}' (barrier {op.bar_id}, {op.threads} "
                            f"threads) is an NVIDIA operation; {e.target.arch} has one work-group barrier "
                            "(s_barrier) and no named barriers", op.loc,
                            "synchronize the whole work-group with an mbarrier (tlx.alloc_barriers / "
@@ -59,7 +59,7 @@ def _refuse_named(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.FenceOp)
 def fence(e: Emitter, op: Operation) -> None:
-    scope = op.attrs["scope"]
+    scope = op.scope
     if scope == "async_shared":
         raise CompilationError("TLXC-TLX-006", f"fence('async_shared') orders shared-memory writes before NVIDIA's "
                                f"async proxy (TMA, wgmma); {e.target.arch} has no async proxy", op.loc,
@@ -71,7 +71,7 @@ def fence(e: Emitter, op: Operation) -> None:
 def device_assert(e: Emitter, op: Operation) -> None:
     # Asserts compile to a trap when any element is false; Triton does this under debug only,
     # tlxc keeps them (they are rare and cheap next to a silent wrong result).
-    conds = list(dict.fromkeys(e.get(op.operands[0]).vals))
+    conds = list(dict.fromkeys(e.get(op.cond).vals))
     ok: ir.Value = conds[0]
     for c in conds[1:]:
         ok = e.b.and_(ok, c)
@@ -88,7 +88,7 @@ def device_assert(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.ThreadIdOp)
 def thread_id(e: Emitter, op: Operation) -> None:
-    axis = "xyz"[op.attrs["axis"]]
+    axis = "xyz"[op.axis]
     if axis == "x":
         e.set(op.result, [e.special("tid")])
         return

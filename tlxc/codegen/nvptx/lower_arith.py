@@ -79,7 +79,7 @@ def unsupported(e: Emitter, op: Operation, what: str) -> None:
 @lowers(ops.ConstantOp)
 def constant(e: Emitter, op: Operation) -> None:
     t = op.result.type
-    r = mov(e, t.scalar, imm(t.scalar, op.attrs["value"]))
+    r = mov(e, t.scalar, imm(t.scalar, op.value))
     e.set(op.result, [r] * (t.layout.in_dim_size("register") if t.shape else 1))
 
 
@@ -150,7 +150,7 @@ def binary(e: Emitter, op: Operation) -> None:
         return elementwise(e, op, lambda a: float_binary(e, op, t, name, a[0], a[1]))
 
     if name == "rem" and e.axis is not None and op in e.axis.assumed_non_negative:
-        trap_if_negative(e, e.get(op.operands[0]).regs, cls)
+        trap_if_negative(e, e.get(op.lhs).regs, cls)
     sums: dict[tuple[str, str], Reg] = {}  # x + base, once per pair (see offset_sum)
 
     def int_body(a: list[Reg]) -> Reg:
@@ -261,8 +261,8 @@ _CMP = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
 
 @lowers(ops.CmpOp)
 def cmp(e: Emitter, op: Operation) -> None:
-    t = op.operands[0].type.scalar
-    pred = op.attrs["predicate"]
+    t = op.lhs.type.scalar
+    pred = op.predicate
 
     def body(a: list[Reg]) -> Reg:
         d = e.fn.reg("pred")
@@ -419,7 +419,7 @@ def fma(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.BitcastOp)
 def bitcast(e: Emitter, op: Operation) -> None:
-    src, dst = op.operands[0].type.scalar, op.result.type.scalar
+    src, dst = op.x.type.scalar, op.result.type.scalar
 
     def body(a: list[Reg]) -> Reg:
         d = e.fn.reg(reg_class(dst))
@@ -438,7 +438,7 @@ def bitcast(e: Emitter, op: Operation) -> None:
 def addptr(e: Emitter, op: Operation) -> None:
     elem = op.result.type.scalar.pointee
     size = elem.itemsize if isinstance(elem, DType) else 8
-    off_t = op.operands[1].type.scalar
+    off_t = op.offset.type.scalar
     scaled: dict[str, Reg] = {}  # a splat offset is scaled once
     based: dict[tuple[str, str], Reg] = {}  # pointer + scaled base, for offsets base + constant
     # base + immediate only for vector accesses: with one load per element, ptxas hoists
@@ -496,9 +496,9 @@ def ptr_int(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.ConvertOp)
 def convert(e: Emitter, op: Operation) -> None:
-    src, dst = op.operands[0].type.scalar, op.result.type.scalar
-    rounding = "rz" if op.attrs["rounding"] == "rtz" else "rn"
-    xs = e.get(op.operands[0]).regs
+    src, dst = op.x.type.scalar, op.result.type.scalar
+    rounding = "rz" if op.rounding == "rtz" else "rn"
+    xs = e.get(op.x).regs
     if src == float32 and dst.name in ("f16", "bf16") and len(xs) % 2 == 0:
         # two at a time (cvt.rn.f16x2.f32: one instruction for a pair, as the store wants them)
         pairs: dict[tuple[str, str], tuple[Reg, Reg]] = {}

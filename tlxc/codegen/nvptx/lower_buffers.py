@@ -66,8 +66,8 @@ def storage_alias_spec(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.LocalViewOp)
 def local_view(e: Emitter, op: Operation) -> None:
-    step = e.smem.index_step(op.operands[0], op.loc)  # type: ignore[union-attr]
-    e.set(op.result, [index_address(e, e.get(op.operands[0]).regs[0], op.operands[1], step)])
+    step = e.smem.index_step(op.buf, op.loc)  # type: ignore[union-attr]
+    e.set(op.result, [index_address(e, e.get(op.buf).regs[0], op.index, step)])
 
 
 def index_address(e: Emitter, base: Reg, index: Value, stride: int) -> Reg:
@@ -82,19 +82,19 @@ def index_address(e: Emitter, base: Reg, index: Value, stride: int) -> Reg:
 
 @lowers(ops.LocalTransOp, ops.LocalReinterpretOp)
 def same_address(e: Emitter, op: Operation) -> None:
-    e.set(op.result, list(e.get(op.operands[0]).regs))
+    e.set(op.result, list(e.get(op.buf).regs))
 
 
 @lowers(ops.LocalSliceOp)
 def local_slice(e: Emitter, op: Operation) -> None:
-    src: MemDescType = op.operands[0].type  # type: ignore[assignment]
+    src: MemDescType = op.buf.type  # type: ignore[assignment]
     shape = op.result.type.buf_shape
     nbytes = src.element.bits // 8
-    base = e.get(op.operands[0]).regs[0]
+    base = e.get(op.buf).regs[0]
     terms = slice_offset_terms(src.layout, shape)
     const, runtime = 0, []
     for d, bit, off in terms:
-        c = constant_of(op.operands[1 + d])
+        c = constant_of(op.offsets[d])
         if c is not None:
             const ^= off if (int(c) >> bit) & 1 else 0
         else:
@@ -108,7 +108,7 @@ def local_slice(e: Emitter, op: Operation) -> None:
     e.fn.emit(f"mov.u32 {acc}, {const * nbytes}")
     for d, bit, off in runtime:
         t = e.fn.reg("b32")
-        e.fn.emit(f"bfe.u32 {t}, {e.get(op.operands[1 + d]).regs[0]}, {bit}, 1")
+        e.fn.emit(f"bfe.u32 {t}, {e.get(op.offsets[d]).regs[0]}, {bit}, 1")
         e.fn.emit(f"mul.lo.u32 {t}, {t}, {off * nbytes}")
         e.fn.emit(f"xor.b32 {acc}, {acc}, {t}")
     r = e.fn.reg("b32")
@@ -239,22 +239,22 @@ def load_tile(e: Emitter, base: Reg, buf: MemDescType, layout: LinearLayout) -> 
 
 @lowers(ops.LocalStoreOp)
 def local_store(e: Emitter, op: Operation) -> None:
-    buf: MemDescType = op.operands[0].type  # type: ignore[assignment]
-    value = e.get(op.operands[1])
-    store_tile(e, e.get(op.operands[0]).regs[0], buf, value.layout, value.regs)
+    buf: MemDescType = op.buf.type  # type: ignore[assignment]
+    value = e.get(op.value)
+    store_tile(e, e.get(op.buf).regs[0], buf, value.layout, value.regs)
 
 
 @lowers(ops.LocalLoadOp)
 def local_load(e: Emitter, op: Operation) -> None:
-    buf: MemDescType = op.operands[0].type  # type: ignore[assignment]
-    e.set(op.result, load_tile(e, e.get(op.operands[0]).regs[0], buf, op.result.type.layout))
+    buf: MemDescType = op.buf.type  # type: ignore[assignment]
+    e.set(op.result, load_tile(e, e.get(op.buf).regs[0], buf, op.result.type.layout))
 
 
 # -- small value ops ------------------------------------------------------------------------------
 @lowers(ops.ThreadIdOp)
 def thread_id(e: Emitter, op: Operation) -> None:
     r = e.fn.reg("b32")
-    e.fn.emit(f"mov.u32 {r}, %tid.{'xyz'[op.attrs['axis']]}")
+    e.fn.emit(f"mov.u32 {r}, %tid.{'xyz'[op.axis]}")
     e.set(op.result, [r])
 
 

@@ -68,19 +68,19 @@ def sources(e: Emitter, dsts: list[Value], srcs: list[Value]) -> list[list[Reg]]
 
 @lowers(ops.ForOp)
 def for_loop(e: Emitter, op: Operation) -> None:
-    lb, ub, step = (e.get(v).regs[0] for v in op.operands[:3])
-    iv_t = op.operands[0].type
+    lb, ub, step = (e.get(v).regs[0] for v in (op.lb, op.ub, op.step))
+    iv_t = op.lb.type
     body = op.regions[0].block
     iv = e.new_regs(iv_t)[0]
     e.set(body.args[0], [iv])
     term = body.ops[-1]
     carried = [carried_regs(e, a, y) for a, y in zip(body.args[1:], term.operands)]
-    parallel_copy(e, [[iv]] + carried, [[lb]] + sources(e, list(body.args[1:]), list(op.operands[3:])))
+    parallel_copy(e, [[iv]] + carried, [[lb]] + sources(e, list(body.args[1:]), list(op.inits)))
     head, exit_ = e.fn.label("for_head"), e.fn.label("for_exit")
     sfx = ("s" if iv_t.kind == Kind.INT else "u") + str(max(16, iv_t.bits))
-    step_op = op.operands[2].owner
+    step_op = op.step.owner
     step_name = getattr(step_op, "NAME", "")
-    positive = (step_name == "constant" and step_op.attrs["value"] > 0) or step_name == "num_programs"
+    positive = (step_name == "constant" and step_op.value > 0) or step_name == "num_programs"
     e.fn.place(head)
     done = e.fn.reg("pred")
     if positive:
@@ -94,7 +94,7 @@ def for_loop(e: Emitter, op: Operation) -> None:
         e.fn.emit(f"not.pred {up}, {up}")
         e.fn.emit(f"and.pred {b}, {b}, {up}")
         e.fn.emit(f"or.pred {done}, {a}, {b}")
-    diverges = any(e.divergent(v) for v in op.operands[:3])
+    diverges = any(e.divergent(v) for v in (op.lb, op.ub, op.step))
     bra = "bra" if diverges else "bra.uni"
     e.fn.emit(f"{bra} {exit_}", done)
     e.divergent_depth += diverges
@@ -116,10 +116,10 @@ def terminator(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.IfOp)
 def if_op(e: Emitter, op: Operation) -> None:
-    (cond,) = e.get(op.operands[0]).regs
+    (cond,) = e.get(op.cond).regs
     results = fresh(e, list(op.results))
     else_, end = e.fn.label("else"), e.fn.label("endif")
-    diverges = e.divergent(op.operands[0])
+    diverges = e.divergent(op.cond)
     bra = "bra" if diverges else "bra.uni"
     e.fn.emit(f"{bra} {else_}", cond, negate=True)
     e.divergent_depth += diverges
@@ -146,10 +146,10 @@ def while_loop(e: Emitter, op: Operation) -> None:
     e.fn.place(head)
     e.block(before)
     cond_op = before.ops[-1]
-    forwarded = [e.get(v).regs for v in cond_op.operands[1:]]
+    forwarded = [e.get(v).regs for v in cond_op.values]
     parallel_copy(e, results, forwarded)
-    (c,) = e.get(cond_op.operands[0]).regs
-    diverges = e.divergent(cond_op.operands[0])
+    (c,) = e.get(cond_op.cond).regs
+    diverges = e.divergent(cond_op.cond)
     bra = "bra" if diverges else "bra.uni"
     e.fn.emit(f"{bra} {exit_}", c, negate=True)
     parallel_copy(e, body_args, results)

@@ -70,7 +70,7 @@ __all__ = ["ELEM_BITS", "MAX_SELECT_BITS", "Move", "NoMove", "RegisterMove", "Sh
 # ============================================================================ lowering
 @lowers(ops.ConvertLayoutOp)
 def convert_layout(e: Emitter, op: Operation) -> None:
-    src = e.get(op.operands[0])
+    src = e.get(op.x)
     dst = op.result.type.layout
     cls = reg_class(op.result.type.scalar)
     t = e.target

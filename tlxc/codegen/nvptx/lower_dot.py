@@ -48,12 +48,12 @@ def dot(e: Emitter, op: Operation) -> None:
 def _fma(e: Emitter, op: Operation, st: Staged) -> None:
     layout = op.result.type.layout
     rank = len(op.result.type.shape)
-    a_t: DType = op.operands[0].type.scalar  # type: ignore[assignment]
+    a_t: DType = op.a.type.scalar  # type: ignore[assignment]
     acc_t: DType = op.result.type.scalar  # type: ignore[assignment]
     # tf32x3 is as accurate as fp32 (the interpreter runs it so): only plain tf32 rounds
-    tf32 = op.attrs["input_precision"] == "tf32" and a_t.name == "f32"
+    tf32 = op.input_precision == "tf32" and a_t.name == "f32"
     work = acc_t if acc_t.kind != Kind.FLOAT or acc_t.name == "f64" else float32
-    acc = [convert_reg(e, op, acc_t, work, r) for r in e.get(op.operands[2]).regs]
+    acc = [convert_reg(e, op, acc_t, work, r) for r in e.get(op.acc).regs]
     tc = [e.thread_coords(layout, d) for d in range(rank)]
     rows: dict[tuple[int, ...], Reg] = {}
     cols: dict[tuple[int, ...], Reg] = {}

@@ -24,7 +24,7 @@ def _qualifiers(e: Emitter, op: Operation, volatile: bool = False) -> tuple[str,
     priorities (where no cache modifier takes their place) and an L2 policy made by
     ``createpolicy`` and passed as the instruction's cache hint, as in Triton; a volatile
     access takes no hint."""
-    cache = _CACHE[op.attrs["cache"]]
+    cache = _CACHE[op.cache]
     evict = op.attrs.get("eviction", "")
     if volatile:
         return cache + ".volatile", ""
@@ -36,7 +36,7 @@ def _qualifiers(e: Emitter, op: Operation, volatile: bool = False) -> tuple[str,
 
 
 def _elem(op: Operation) -> DType | PointerType:
-    return op.operands[0].type.scalar.pointee
+    return op.ptr.type.scalar.pointee
 
 
 def _mem_type(t: DType | PointerType) -> str:
@@ -88,12 +88,12 @@ def _and(e: Emitter, a: Reg | None, b: Reg | None) -> Reg | None:
 def load(e: Emitter, op: Operation) -> None:
     elem = _elem(op)
     cls = reg_class(elem)
-    ptrs = e.get(op.operands[0]).regs
-    mask = e.get(op.operand("mask")).regs if op.operand("mask") is not None else None
-    other = e.get(op.operand("other")).regs if op.operand("other") is not None else None
+    ptrs = e.get(op.ptr).regs
+    mask = e.get(op.mask).regs if op.mask is not None else None
+    other = e.get(op.other).regs if op.other is not None else None
     size = elem.itemsize if isinstance(elem, DType) and elem.kind != Kind.BOOL else (8 if cls == "b64" else 1)
     v = vector_width(e, op, size)
-    cache, hint = _qualifiers(e, op, bool(op.attrs["volatile"]))
+    cache, hint = _qualifiers(e, op, bool(op.volatile))
     out: list[Reg] = []
     packed: dict[tuple[str, str], Reg] = {}
     for start in range(0, len(ptrs), v):
@@ -166,10 +166,10 @@ def _zero(e: Emitter, regs: list[Reg]) -> None:
 def store(e: Emitter, op: Operation) -> None:
     elem = _elem(op)
     cls = reg_class(elem)
-    ptr_value = op.operands[0]
+    ptr_value = op.ptr
     ptrs = e.get(ptr_value).regs
-    vals = e.get(op.operands[1]).regs
-    mask = e.get(op.operand("mask")).regs if op.operand("mask") is not None else None
+    vals = e.get(op.value).regs
+    mask = e.get(op.mask).regs if op.mask is not None else None
     size = elem.itemsize if isinstance(elem, DType) and elem.kind != Kind.BOOL else (8 if cls == "b64" else 1)
     v = vector_width(e, op, size)
     cache, hint = _qualifiers(e, op)

@@ -46,12 +46,12 @@ _F16 = MMA_SYNC[("f16", "f32")]
 def mma_form(op: Operation) -> MmaSync | None:
     """The ``mma.sync`` form for this dot, or None (the FMA loop). fp32 operands take tf32
     only when ``input_precision`` asks for it; ``ieee`` and the bf16x3/x6 splits stay exact."""
-    a, acc = op.operands[0].type, op.result.type
+    a, acc = op.a.type, op.result.type
     form = MMA_SYNC.get((a.scalar.name, acc.scalar.name))
-    if form is None or (form.ab == "tf32" and op.attrs["input_precision"] not in ("tf32", "tf32x3")):
+    if form is None or (form.ab == "tf32" and op.input_precision not in ("tf32", "tf32x3")):
         return None
     m, k = a.shape[-2:]
-    n = op.operands[1].type.shape[-1]
+    n = op.b.type.shape[-1]
     # whole 32-byte K steps, except that an 8-bit K of 16 fills half a k32 step (the rest
     # reads as zeros)
     size = elem_bytes(a.scalar)
@@ -78,7 +78,7 @@ def mma_parent(op: Operation, num_warps: int) -> MmaV2:
 def emit_mma(e: Emitter, op: Operation, form: MmaSync) -> None:
     layout = op.result.type.layout
     rank = len(op.result.type.shape)
-    precision = op.attrs["input_precision"]
+    precision = op.input_precision
     mode = "tf32x3" if form.ab == "tf32" and precision == "tf32x3" else form.ab
     widen = form.ab in ("e4m3", "e5m2") and e.target.ptx_version < form.min_ptx
     fa, fb = fragments(e, op, mma_parent(op, e.num_warps), "f32" if form.ab == "tf32" else "b32")
@@ -115,7 +115,7 @@ def emit_mma(e: Emitter, op: Operation, form: MmaSync) -> None:
             return [[x if x is not None else zero_reg() for x in raw]]
         return _widen(e, form.ab, raw)
 
-    per_word = 4 // elem_bytes(op.operands[0].type.scalar)  # elements of one fragment word
+    per_word = 4 // elem_bytes(op.a.type.scalar)  # elements of one fragment word
     half = 4 * per_word  # K elements from a fragment's first words to its second ones
     lead = lambda b: (b,) if rank == 3 else ()  # noqa: E731
     frag_a: dict[tuple[int, int, int], list[list[Reg]]] = {}
@@ -132,9 +132,9 @@ def emit_mma(e: Emitter, op: Operation, form: MmaSync) -> None:
             frag_b[(b, c0, k0)] = operand_sets([fb.word(lead(b) + (k0 + half * j, c0)) for j in range(2)])
         return frag_b[(b, c0, k0)]
 
-    out = list(e.get(op.operands[2]).regs)
-    k = op.operands[0].type.shape[-1]
-    steps = range(0, k, K_BYTES // elem_bytes(op.operands[0].type.scalar))
+    out = list(e.get(op.acc).regs)
+    k = op.a.type.shape[-1]
+    steps = range(0, k, K_BYTES // elem_bytes(op.a.type.scalar))
     for (b0, r0, c0), regs in _tile_order(tiles, len(steps)):
         if -1 in regs:
             raise InternalCompilerError("nvptx", f"accumulator registers {regs} do not form an m16n8 tile", op.loc)

@@ -18,7 +18,7 @@ from .ptx import Reg
 
 @lowers(ops.ProgramIdOp, ops.NumProgramsOp)
 def program_id(e: Emitter, op: Operation) -> None:
-    axis = "xyz"[op.attrs["axis"]]
+    axis = "xyz"[op.axis]
     name = f"ctaid.{axis}" if op.NAME == "program_id" else f"nctaid.{axis}"
     e.set(op.result, [e.special(name)])
 
@@ -27,7 +27,7 @@ def program_id(e: Emitter, op: Operation) -> None:
 def arange(e: Emitter, op: Operation) -> None:
     layout = op.result.type.layout
     t = e.thread_coords(layout, 0)
-    start = op.attrs["start"]
+    start = op.start
     # the coordinate bits that lanes and warps set: a register constant with none of them
     # is *added* (XOR of disjoint bits), which ptxas folds into the addresses it feeds
     thread_bits = 0
@@ -58,13 +58,13 @@ def arange(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.SplatOp)
 def splat(e: Emitter, op: Operation) -> None:
-    (x,) = e.get(op.operands[0]).regs
+    (x,) = e.get(op.x).regs
     e.set(op.result, [x] * op.result.type.layout.in_dim_size("register"))
 
 
 @lowers(ops.MultipleOfOp, ops.MaxContiguousOp)
 def hint(e: Emitter, op: Operation) -> None:
-    src = e.get(op.operands[0])
+    src = e.get(op.x)
     e.set(op.result, src.regs, src.layout)
 
 
@@ -77,13 +77,13 @@ def assume(e: Emitter, op: Operation) -> None:
 def device_assert(e: Emitter, op: Operation) -> None:
     # Asserts compile to a trap when any element is false; Triton does this under debug only,
     # tlxc keeps them (they are rare and cheap next to a silent wrong result).
-    for p in set(e.get(op.operands[0]).regs):
+    for p in set(e.get(op.cond).regs):
         e.fn.emit("trap", p, negate=True)
 
 
 @lowers(ops.BroadcastOp, ops.ExpandDimsOp, ops.TransOp, ops.ReshapeOp)
 def reindexed(e: Emitter, op: Operation) -> None:
-    src = e.get(op.operands[0])
+    src = e.get(op.x)
     e.set(op.result, [src.regs[i] for i in reindex("nvptx", op, src.layout)])
 
 
@@ -95,7 +95,7 @@ def join(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.SplitOp)
 def split(e: Emitter, op: Operation) -> None:
-    src = e.get(op.operands[0])
+    src = e.get(op.x)
     for res, idx in zip(op.results, split_registers("nvptx", op, src.layout)):
         e.set(res, [src.regs[i] for i in idx])
 

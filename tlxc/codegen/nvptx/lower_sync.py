@@ -76,7 +76,7 @@ def thread0(e: Emitter, pred: Reg | None = None) -> Reg:
 
 
 def _pred(e: Emitter, op: Operation) -> Reg | None:
-    p = op.operand("pred")
+    p = op.pred
     return e.get(p).regs[0] if p is not None else None
 
 
@@ -91,7 +91,7 @@ def barrier_alloc(e: Emitter, op: Operation) -> None:
     base = shared_address(e, e.smem.offset_of(op))
     p = thread0(e)
     for i in range(max(1, t.num)):
-        e.fn.emit(insn.mbarrier_init(insn.offset_address(base, BARRIER_BYTES * i), op.attrs["count"]), p)
+        e.fn.emit(insn.mbarrier_init(insn.offset_address(base, BARRIER_BYTES * i), op.count), p)
     e.fn.emit(insn.fence_mbarrier_init(), p)
     if e.clustered:  # peers may arrive on these barriers: the whole cluster sees them initialized
         e.fn.emit(insn.barrier_cluster_arrive(relaxed=True))
@@ -103,14 +103,14 @@ def barrier_alloc(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.BarrierViewOp)
 def barrier_view(e: Emitter, op: Operation) -> None:
-    e.set(op.result, [index_address(e, e.get(op.operands[0]).regs[0], op.operands[1], BARRIER_BYTES)])
+    e.set(op.result, [index_address(e, e.get(op.bars).regs[0], op.index, BARRIER_BYTES)])
 
 
 @lowers(ops.BarrierExpectOp)
 def barrier_expect(e: Emitter, op: Operation) -> None:
-    bar = e.get(op.operands[0]).regs[0]
+    bar = e.get(op.bar).regs[0]
     cta_barrier(e)
-    e.fn.emit(insn.mbarrier_arrive_expect_tx(bar, op.attrs["bytes"]), thread0(e, _pred(e, op)))
+    e.fn.emit(insn.mbarrier_arrive_expect_tx(bar, op.bytes), thread0(e, _pred(e, op)))
 
 
 @lowers(ops.BarrierArriveOp)
@@ -134,13 +134,13 @@ def barrier_arrive(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.BarrierWaitOp)
 def barrier_wait(e: Emitter, op: Operation) -> None:
-    bar = e.get(op.operands[0]).regs[0]
+    bar = e.get(op.bar).regs[0]
     phase = e.fn.reg("b32")
-    c = constant_of(op.operands[1])
+    c = constant_of(op.phase)
     if c is not None:
         e.fn.emit(f"mov.u32 {phase}, {int(c) & 1}")
     else:
-        e.fn.emit(f"and.b32 {phase}, {e.get(op.operands[1]).regs[0]}, 1")
+        e.fn.emit(f"and.b32 {phase}, {e.get(op.phase).regs[0]}, 1")
     pred = _pred(e, op)
     loop = e.fn.label("mbar_wait")
     done = e.fn.label("mbar_done") if pred is not None else None
@@ -156,7 +156,7 @@ def barrier_wait(e: Emitter, op: Operation) -> None:
 
 # -- named barriers and fences --------------------------------------------------------------------
 def _named(e: Emitter, op: Operation, verb: str) -> None:
-    bar_id, threads = op.attrs["bar_id"], op.attrs["threads"]
+    bar_id, threads = op.bar_id, op.threads
     if verb == "sync" and bar_id == 0 and threads >= e.num_warps * 32:
         cta_barrier(e)
     else:
@@ -175,7 +175,7 @@ def named_barrier_arrive(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.FenceOp)
 def fence(e: Emitter, op: Operation) -> None:
-    e.fn.emit(FENCES[op.attrs["scope"]])
+    e.fn.emit(FENCES[op.scope])
 
 
 # -- cp.async ----------------------------------------------------------------------------------------
@@ -185,7 +185,7 @@ def _zero_other(v: Value | None) -> bool:
         return True
     src = getattr(v, "op", None)
     while isinstance(src, (ops.SplatOp, ops.BroadcastOp, ops.ConvertLayoutOp)):
-        v = src.operands[0]
+        v = src.x
         src = getattr(v, "op", None)
     c = constant_of(v)
     return c is not None and float(c) == 0.0
@@ -216,16 +216,16 @@ def _copy_width(e: Emitter, op: Operation, access_vec: int, layout: LinearLayout
 
 @lowers(ops.AsyncLoadOp)
 def async_load(e: Emitter, op: Operation) -> None:
-    ptr = op.operands[0]
-    buf: MemDescType = op.operands[1].type  # type: ignore[assignment]
+    ptr = op.ptr
+    buf: MemDescType = op.buf.type  # type: ignore[assignment]
     layout: LinearLayout = ptr.type.layout
     nbytes = buf.element.bits // 8
-    base = e.get(op.operands[1]).regs[0]
+    base = e.get(op.buf).regs[0]
     ptrs = e.get(ptr).regs
-    mask = e.get(op.operand("mask")).regs if op.operand("mask") is not None else None
+    mask = e.get(op.mask).regs if op.mask is not None else None
     # a non-zero `other` is stored by the thread itself where the mask is off (cp.async
     # itself can only fill zeros); the copy is then skipped there instead of zero-filling
-    other = None if _zero_other(op.operand("other")) else e.get(op.operand("other")).regs
+    other = None if _zero_other(op.other) else e.get(op.other).regs
     access = plan(e, layout, buf)
     v = _copy_width(e, op, access.vec, layout, access.vector_bits, nbytes)
     if v * nbytes < 4:
@@ -295,7 +295,7 @@ def async_commit_group(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.AsyncWaitGroupOp)
 def async_wait_group(e: Emitter, op: Operation) -> None:
-    e.fn.emit(insn.cp_async_wait_group(op.attrs["pendings"]))
+    e.fn.emit(insn.cp_async_wait_group(op.pendings))
     cta_barrier(e)
     e.set(op.result, [token(e)])
 

@@ -109,12 +109,12 @@ def plan(func: Operation) -> TensormapPlan:
         if isinstance(op, ops.AllocTensorDescOp):
             out.take(op, op.result.type.num)  # type: ignore[attr-defined]
         elif isinstance(op, ops.MakeTensorDescOp):
-            at = op.operand("desc_ptr")
+            at = op.desc_ptr
             if at is None:
                 out.take(op, 1)
             join(op, [] if at is None else _storage(op, at))
         elif isinstance(op, ops.ReinterpretTensorDescOp):
-            join(op, _storage(op, op.operands[0]))
+            join(op, _storage(op, op.desc_ptr))
     groups: dict[tuple, list[Operation]] = {}
     for key, op in members.items():
         groups.setdefault(find(key), []).append(op)
@@ -130,9 +130,9 @@ def _storage(op: Operation, v: Value) -> list[tuple]:
 
     owner, offset = getattr(v, "op", None), 0
     while isinstance(owner, ops.TensorDescPtrIndexOp):
-        c = constant_of(owner.operands[1])
+        c = constant_of(owner.index)
         offset = None if c is None or offset is None else offset + int(c)
-        owner = getattr(owner.operands[0], "op", None)
+        owner = getattr(owner.ptr, "op", None)
     if not isinstance(owner, ops.AllocTensorDescOp):
         raise CompilationError("TLXC-TLX-005", "descriptor storage that comes from a loop-carried value or a branch "
                                                "is not supported on the GPU by tlxc yet", op.loc,
@@ -170,9 +170,9 @@ def _swizzle_of_uses(descs: list[Value]) -> int:
     chosen: tuple[int, Operation] | None = None
     for desc in descs:
         for user in desc.uses:
-            if not isinstance(user, _TMA_OPS) or user.operands[0] is not desc:
+            if not isinstance(user, _TMA_OPS) or user.desc is not desc:
                 continue
-            buf: MemDescType = user.operands[1].type  # type: ignore[assignment]
+            buf: MemDescType = user.buf.type  # type: ignore[assignment]
             swizzle = tma_swizzle_of(buf.layout, buf.element.bits) if buf.layout is not None else None
             if swizzle is None:
                 continue  # lower_tma reports the buffer
@@ -276,13 +276,13 @@ def allocate_tensor_descriptor(e: Emitter, op: Operation) -> None:
 @lowers(ops.TensorDescPtrIndexOp)
 def tensordesc_ptr_index(e: Emitter, op: Operation) -> None:
     r = e.fn.reg("b64")
-    e.fn.emit(f"mad.wide.s32 {r}, {e.get(op.operands[1]).regs[0]}, {TENSORMAP_BYTES}, {e.get(op.operands[0]).regs[0]}")
+    e.fn.emit(f"mad.wide.s32 {r}, {e.get(op.index).regs[0]}, {TENSORMAP_BYTES}, {e.get(op.ptr).regs[0]}")
     e.set(op.result, [r])
 
 
 @lowers(ops.ReinterpretTensorDescOp)
 def reinterpret_tensor_descriptor(e: Emitter, op: Operation) -> None:
-    e.set(op.result, [e.get(op.operands[0]).regs[0]])  # the storage's address is the descriptor's
+    e.set(op.result, [e.get(op.desc_ptr).regs[0]])  # the storage's address is the descriptor's
 
 
 @lowers(ops.MakeTensorDescOp)
@@ -292,13 +292,13 @@ def make_tensor_descriptor(e: Emitter, op: Operation) -> None:
     elem = dt.element.bits // 8
     swizzle = dt.swizzle or 0
     box = tma.tma_box(dt.block_shape, elem, swizzle)
-    base = e.get(op.operands[0]).regs[0]
-    sizes = op.variadic_operands
+    base = e.get(op.base).regs[0]
+    sizes = op.dims
     dims = [e.get(v).regs[0] for v in sizes[:rank]]
     strides = [e.get(v).regs[0] for v in sizes[rank:]]
     fresh = not _after_barrier(e)
 
-    at = op.operand("desc_ptr")
+    at = op.desc_ptr
     slot = e.get(at).regs[0] if at is not None else _slot(e, op)
     # global strides of dimensions 1.. (innermost first), in bytes
     byte_strides = []
@@ -333,7 +333,7 @@ def make_tensor_descriptor(e: Emitter, op: Operation) -> None:
     replace("elemtype", tma.tma_type_code(dt.element.name))
     replace("interleave_layout", 0)
     replace("swizzle_mode", SWIZZLE_MODES[swizzle])
-    replace("fill_mode", FILL_MODES[op.attrs["padding"]])
+    replace("fill_mode", FILL_MODES[op.padding])
     e.fn.emit(insn.bar_warp_sync())  # thread 0's fields, before the warp copies the template
     e.fn.emit(insn.tensormap_cp_fenceproxy(slot, tmpl, TENSORMAP_BYTES), warp0)
     e.fn.emit(insn.fence_proxy_tensormap_acquire(slot, TENSORMAP_BYTES), warp0)

@@ -131,15 +131,15 @@ def _address(e: Emitter, base: Reg, offset: int) -> str:
 
 @lowers(ops.TmaLoadOp)
 def tma_load(e: Emitter, op: Operation) -> None:
-    desc, buf_v, bar_v = op.operands[0], op.operands[1], op.operands[2]
+    desc, buf_v, bar_v = op.desc, op.buf, op.bar
     dt: TensorDescType = desc.type  # type: ignore[assignment]
     buf: MemDescType = buf_v.type  # type: ignore[assignment]
     swizzle = _swizzle(e, op, desc, buf)
     _check_split(op, dt, buf, swizzle)
-    pred = op.operand("pred")
+    pred = op.pred
     p = thread0(e, e.get(pred).regs[0] if pred is not None else None)
     d, base, bar = e.get(desc).regs[0], e.get(buf_v).regs[0], e.get(bar_v).regs[0]
-    coords = list(op.variadic_operands)
+    coords = op.coords
     rank = len(dt.block_shape)
     targets = op.attrs["multicast"]
     mask = None
@@ -153,16 +153,16 @@ def tma_load(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.TmaStoreOp)
 def tma_store(e: Emitter, op: Operation) -> None:
-    desc, buf_v = op.operands[0], op.operands[1]
+    desc, buf_v = op.desc, op.buf
     dt: TensorDescType = desc.type  # type: ignore[assignment]
     buf: MemDescType = buf_v.type  # type: ignore[assignment]
     swizzle = _swizzle(e, op, desc, buf)
     _check_split(op, dt, buf, swizzle)
     p = thread0(e)
     d, base = e.get(desc).regs[0], e.get(buf_v).regs[0]
-    coords = list(op.operands[2:])
+    coords = list(op.coords)
     rank = len(dt.block_shape)
-    reduce = op.attrs["reduce"]
+    reduce = op.reduce
     for start, offset in _messages(dt, buf, swizzle):
         e.fn.emit(insn.cp_async_bulk_tensor_store(rank, d, _coords(e, op, coords, start), _address(e, base, offset),
                                                   reduce=reduce or None), p)
@@ -171,5 +171,5 @@ def tma_store(e: Emitter, op: Operation) -> None:
 
 @lowers(ops.TmaStoreWaitOp)
 def tma_store_wait(e: Emitter, op: Operation) -> None:
-    e.fn.emit(insn.cp_async_bulk_wait_group(op.attrs["pendings"], read=True), thread0(e))
+    e.fn.emit(insn.cp_async_bulk_wait_group(op.pendings, read=True), thread0(e))
     cta_barrier(e)

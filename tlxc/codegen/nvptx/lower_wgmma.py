@@ -78,7 +78,7 @@ def wgmma_warps(shape: tuple[int, ...], num_warps: int) -> tuple[int, int]:
 def instr_n(op: Operation, wg_n: int) -> int:
     """The N of one instruction: the largest legal N that divides one warpgroup's columns."""
     n = op.result.type.shape[1] // wg_n
-    elem: DType = op.operands[1].type.element  # type: ignore[attr-defined]
+    elem: DType = op.b.type.element  # type: ignore[attr-defined]
     legal = sorted({s[1] for s in legal_wgmma_shapes(_type_name(elem))}, reverse=True)
     for c in legal:
         if n % c == 0:
@@ -105,7 +105,7 @@ def async_dot_layout(op: Operation, num_warps: int) -> LinearLayout | None:
 
 def async_dot_a_layout(op: Operation, num_warps: int) -> LinearLayout | None:
     """The layout a register A operand must have (None when A is a buffer)."""
-    a = op.operands[0]
+    a = op.a
     if not isinstance(a.type, TileType):
         return None
     warps = wgmma_warps(op.result.type.shape, num_warps)
@@ -131,7 +131,7 @@ def _plan(e: Emitter, op: Operation) -> tuple[WgmmaInstr, tuple[int, int], int]:
     warps = wgmma_warps(rt.shape, e.num_warps)
     if rt.layout != async_dot_layout(op, e.num_warps):  # pragma: no cover - the layout pass sets it
         raise CompilationError("TLXC-INTERNAL-001", "async_dot result is not in the wgmma layout", op.loc)
-    a, b = op.operands[0], op.operands[1]
+    a, b = op.a, op.b
     a_regs = isinstance(a.type, TileType)
     b_buf: MemDescType = b.type  # type: ignore[assignment]
     try:
@@ -170,7 +170,7 @@ def _pinned_root(v: Value) -> Operation | None:
     while owner is not None and not isinstance(owner, ops.LocalAllocOp) and owner.operands \
             and isinstance(owner.operands[0].type, MemDescType):
         owner = getattr(owner.operands[0], "op", None)
-    return owner if isinstance(owner, ops.LocalAllocOp) and owner.attrs["pinned"] else None
+    return owner if isinstance(owner, ops.LocalAllocOp) and owner.pinned else None
 
 
 def _descriptor_base(e: Emitter, address: Reg, smem: WgmmaSmemOperand, group: Reg | None) -> Reg:
@@ -216,7 +216,7 @@ def async_dot(e: Emitter, op: Operation) -> None:
     instr, warps, n = _plan(e, op)
     wg_m, wg_n = warps[0] // 4, warps[1]
     rt: TileType = op.result.type  # type: ignore[assignment]
-    acc_v, use_v = op.operand("acc"), op.operand("use_acc")
+    acc_v, use_v = op.acc, op.use_acc
     f16 = rt.scalar.name == "f16"
     regs = _accumulator(e, acc_v, rt, f16)
     # -- scale-d of the first K-step: accumulate unless there is no accumulator / use_acc is false --
@@ -229,9 +229,9 @@ def async_dot(e: Emitter, op: Operation) -> None:
     later = _predicate(e, "true", True)
     # -- operands --
     gm, gn = _warpgroup_indices(e, wg_m) if wg_m * wg_n > 1 else (None, None)
-    b_smem = _operand(op, op.operands[1], "B", instr, wg_n)
-    b_desc = _descriptor_base(e, e.get(op.operands[1]).regs[0], b_smem, gn if wg_n > 1 else None)
-    a_v = op.operands[0]
+    b_smem = _operand(op, op.b, "B", instr, wg_n)
+    b_desc = _descriptor_base(e, e.get(op.b).regs[0], b_smem, gn if wg_n > 1 else None)
+    a_v = op.a
     a_groups = None
     if isinstance(a_v.type, TileType):
         a_groups = _register_a(e, op, a_v, warps)
@@ -356,7 +356,7 @@ def _register_a(e: Emitter, op: Operation, a: Value, warps: tuple[int, int]) -> 
 
 @lowers(ops.AsyncDotWaitOp)
 def async_dot_wait(e: Emitter, op: Operation) -> None:
-    e.fn.emit(insn.wgmma_wait_group(op.attrs["pendings"]))
+    e.fn.emit(insn.wgmma_wait_group(op.pendings))
     for v, r in zip(op.operands, op.results):
         e.values[id(r)] = e.get(v, packed_ok=True)  # fp16 accumulators stay packed until read
 

@@ -263,7 +263,7 @@ class Staged:
 
 def stage(e: Emitter, op: Operation) -> Staged:
     """Both operands of ``op`` into the scratch area, K contiguous (barriers included)."""
-    a, b = op.operands[0], op.operands[1]
+    a, b = op.a, op.b
     m, k = a.type.shape[-2:]
     n = b.type.shape[-1]
     size = elem_bytes(a.type.scalar)
@@ -368,7 +368,7 @@ def _padded(op: Operation, i: int, layout: LinearLayout) -> _Padded:
     shape = v.type.shape
     rank = len(shape)
     size = elem_bytes(v.type.scalar)
-    pitch = op.operands[0].type.shape[-1] * size + 16
+    pitch = op.a.type.shape[-1] * size + 16
     rows = shape[-2 + i]  # M of A, N of B
     inner = (pitch, size) if i == 0 else (size, pitch)
     strides = ((rows * pitch,) if rank == 3 else ()) + inner
@@ -404,7 +404,7 @@ def fragments(e: Emitter, op: Operation, parent: MmaV2, cls: str) -> tuple[Fragm
     the loads when a word is first asked for -- or here, round by round, when the
     operands are staged in rounds (module doc). Each operand takes ``ldmatrix`` when its
     K is whole instruction steps and the planner places it, else the padded staging."""
-    a, b = op.operands[0], op.operands[1]
+    a, b = op.a, op.b
     size = elem_bytes(a.type.scalar)  # type: ignore[arg-type]
     k = a.type.shape[-1]
     rank = len(a.type.shape)
@@ -453,7 +453,7 @@ def _k_rounds(e: Emitter, op: Operation, operands: list[_Padded | _Swizzled],
 
     if total(operands) <= budget or not all(isinstance(o, _Swizzled) for o in operands):
         return operands
-    a, b = op.operands[0], op.operands[1]
+    a, b = op.a, op.b
     size = elem_bytes(a.type.scalar)  # type: ignore[arg-type]
     rank = len(a.type.shape)
     k = a.type.shape[-1]

@@ -50,20 +50,20 @@ def _zeros(op: Operation, state: LaunchState) -> Fn:
 
 @evaluates(A.ExtractSliceOp)
 def _extract_slice(op: Operation, state: LaunchState) -> Fn:
-    index = tuple(slice(o, o + n) for o, n in zip(op.attrs["offsets"], op.result.type.shape))
+    index = tuple(slice(o, o + n) for o, n in zip(op.offsets, op.result.type.shape))
     return lambda x: np.ascontiguousarray(x[index])
 
 
 @evaluates(A.RematerializedRangeOp)
 def _rematerialized_range(op: Operation, state: LaunchState) -> Fn:
-    start, end = op.attrs["start"], op.attrs["end"]
+    start, end = op.start, op.end
     return lambda *placement: np.arange(start, end, dtype=np.int32)
 
 
 @evaluates(A.AmdScheduledMfmaOp)
 def _scheduled_mfma(op: Operation, state: LaunchState) -> Fn:
     f32 = N.F32
-    if op.attrs["initialize"]:
+    if op.initialize:
         return lambda a, b, acc: np.matmul(a.astype(f32), b.astype(f32))
     return lambda a, b, acc: np.matmul(a.astype(f32), b.astype(f32)) + acc
 
@@ -101,10 +101,10 @@ def e8m0(s: np.ndarray) -> np.ndarray:
 
 @evaluates(A.DotScaledOp)
 def _dot_scaled(op: Operation, state: LaunchState) -> Fn:
-    fa, fb = op.attrs["a_format"], op.attrs["b_format"]
-    a_axis = -1 if op.attrs["lhs_k_pack"] else -2  # e2m1 packing: along K, or along M / N
-    b_axis = -2 if op.attrs["rhs_k_pack"] else -1
-    has_a, has_b = op.present.get("a_scale", False), op.present.get("b_scale", False)
+    fa, fb = op.a_format, op.b_format
+    a_axis = -1 if op.lhs_k_pack else -2  # e2m1 packing: along K, or along M / N
+    b_axis = -2 if op.rhs_k_pack else -1
+    has_a, has_b = op.a_scale is not None, op.b_scale is not None
 
     def dot(a: np.ndarray, b: np.ndarray, acc: np.ndarray, *scales: np.ndarray) -> np.ndarray:
         x, y = _decode(a, fa, a_axis), _decode(b, fb, b_axis)

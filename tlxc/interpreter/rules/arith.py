@@ -34,7 +34,7 @@ def _elem(op: Operation) -> DType:
 @evaluates(A.ConstantOp)
 def _constant(op: Operation, state: LaunchState) -> Fn:
     t = op.result.type
-    value = N.scalar(op.attrs["value"], t.scalar)
+    value = N.scalar(op.value, t.scalar)
     if t.shape:
         value = np.broadcast_to(value, t.shape)   # read-only: values are never mutated
     return lambda: value
@@ -110,7 +110,7 @@ def _min_max(op: Operation, state: LaunchState) -> Fn:
         return np.logical_and if is_min else np.logical_or
     if t.kind != Kind.FLOAT:
         return np.minimum if is_min else np.maximum
-    if op.attrs["propagate_nan"]:
+    if op.propagate_nan:
         fn = np.minimum if is_min else np.maximum      # a NaN operand wins
     else:
         fn = np.fmin if is_min else np.fmax            # a NaN operand loses
@@ -127,7 +127,7 @@ _PREDICATES: dict[str, Fn] = {
 def _cmp(op: Operation, state: LaunchState) -> Fn:
     # numpy compares unsigned types unsigned, and its float compares are ordered except
     # ``!=``, which is true with NaN: exactly the IR's rule
-    fn = _PREDICATES[op.attrs["predicate"]]
+    fn = _PREDICATES[op.predicate]
     t = _elem(op)
     if t.kind == Kind.FLOAT and N.is_narrow_float(t):
         f32 = N.F32
@@ -184,7 +184,7 @@ def _fma(op: Operation, state: LaunchState) -> Fn:
 @evaluates(A.ConvertOp)
 def _convert(op: Operation, state: LaunchState) -> Fn:
     src, dst = _elem(op), op.result.type.scalar
-    rounding = op.attrs["rounding"]
+    rounding = op.rounding
     if src == dst:
         return np.asarray
     return lambda x: N.convert(x, src, dst, rounding)  # type: ignore[arg-type]

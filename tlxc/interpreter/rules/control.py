@@ -20,13 +20,13 @@ from ..registry import Env, Step, executes
 
 @executes(C.ForOp)
 def _for(op: Operation, compiler: Compiler) -> Step:
-    lb, ub, st = (compiler.slot(v) for v in op.operands[:3])
-    inits = [compiler.slot(v) for v in op.operands[3:]]
+    lb, ub, st = (compiler.slot(v) for v in (op.lb, op.ub, op.step))
+    inits = [compiler.slot(v) for v in op.inits]
     outs = [compiler.slot(r) for r in op.results]
     body = compiler.block(op.regions[0].block)
     iv_slot, iter_slots = body.arg_slots[0], body.arg_slots[1:]
     steps, yields = body.steps, body.term_slots
-    iv_dtype = storage_dtype(op.operands[0].type.scalar)
+    iv_dtype = storage_dtype(op.lb.type.scalar)
     loc = op.loc
 
     def run(env: Env) -> None:
@@ -73,7 +73,7 @@ def _while(op: Operation, compiler: Compiler) -> Step:
 
 @executes(C.IfOp)
 def _if(op: Operation, compiler: Compiler) -> Step:
-    cond = compiler.slot(op.operands[0])
+    cond = compiler.slot(op.cond)
     outs = [compiler.slot(r) for r in op.results]
     then_block = compiler.block(op.regions[0].block)
     else_block = compiler.block(op.regions[1].block)

@@ -22,7 +22,7 @@ Fn = Callable[..., Any]
 
 
 def _pointee(op: Operation) -> np.dtype:
-    ptr: PointerType = op.operands[0].type.scalar  # type: ignore[assignment]
+    ptr: PointerType = op.ptr.type.scalar  # type: ignore[assignment]
     return N.storage_dtype(ptr.pointee)
 
 
@@ -51,7 +51,7 @@ def _load(op: Operation, state: LaunchState) -> Fn:
     dt = _pointee(op)
     loc = op.loc
     load = state.memory.load
-    has_mask, has_other = op.present.get("mask", False), op.present.get("other", False)
+    has_mask, has_other = op.mask is not None, op.other is not None
     if has_mask and has_other:
         return lambda p, mask, other: load(p, mask, other, dt, loc)
     if has_mask:
@@ -66,6 +66,6 @@ def _store(op: Operation, state: LaunchState) -> Fn:
     dt = _pointee(op)
     loc = op.loc
     store = state.memory.store
-    if op.present.get("mask", False):
+    if op.mask is not None:
         return lambda p, value, mask: store(p, value, mask, dt, loc)
     return lambda p, value: store(p, value, None, dt, loc)

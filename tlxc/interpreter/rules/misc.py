@@ -16,19 +16,19 @@ Fn = Callable[..., Any]
 
 @evaluates(X.ProgramIdOp)
 def _program_id(op: Operation, state: LaunchState) -> Fn:
-    axis = op.attrs["axis"]
+    axis = op.axis
     return lambda: state.pid[axis]
 
 
 @evaluates(X.NumProgramsOp)
 def _num_programs(op: Operation, state: LaunchState) -> Fn:
-    value = state.num_programs[op.attrs["axis"]]
+    value = state.num_programs[op.axis]
     return lambda: value
 
 
 @evaluates(X.AssertOp)
 def _assert(op: Operation, state: LaunchState) -> Fn:
-    message, loc = op.attrs["message"], op.loc
+    message, loc = op.message, op.loc
 
     def check(cond: np.ndarray) -> None:
         if not np.all(cond):

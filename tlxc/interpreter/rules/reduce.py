@@ -31,8 +31,8 @@ Fn = Callable[..., Any]
 
 @evaluates(R.ReduceOp)
 def _reduce(op: Operation, state: LaunchState) -> Fn:
-    t: DType = op.operands[0].type.scalar  # type: ignore[assignment]
-    axis, kind = op.attrs["axis"], op.attrs["kind"]
+    t: DType = op.x.type.scalar  # type: ignore[assignment]
+    axis, kind = op.axis, op.kind
     narrow = N.is_narrow_float(t)
     f32 = N.F32
     if kind == "xor_sum" or (kind == "sum" and t.kind == Kind.BOOL):
@@ -72,9 +72,9 @@ _EXACT_F64_BITS = 53
 
 @evaluates(R.DotOp)
 def _dot(op: Operation, state: LaunchState) -> Fn:
-    a_t: DType = op.operands[0].type.scalar  # type: ignore[assignment]
-    acc_t: DType = op.operands[2].type.scalar  # type: ignore[assignment]
-    k = op.operands[0].type.shape[-1]
+    a_t: DType = op.a.type.scalar  # type: ignore[assignment]
+    acc_t: DType = op.acc.type.scalar  # type: ignore[assignment]
+    k = op.a.type.shape[-1]
     if a_t.kind != Kind.FLOAT:
         return _int_dot(a_t, acc_t, k)
     if a_t.bits == 64 or acc_t.bits == 64:
@@ -82,7 +82,7 @@ def _dot(op: Operation, state: LaunchState) -> Fn:
         return lambda a, b, c: (np.matmul(a.astype(f64), b.astype(f64)) + c.astype(f64)).astype(c.dtype)
     f32 = N.F32
     # "tf32x3"/"bf16x3"/"bf16x6" emulate full float32 accuracy with several MMAs: like ieee
-    tf32 = op.attrs["input_precision"] == "tf32" and a_t.name == "f32"
+    tf32 = op.input_precision == "tf32" and a_t.name == "f32"
 
     def dot(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         a32, b32 = a.astype(f32), b.astype(f32)   # exact for f16/bf16/fp8 inputs

@@ -18,7 +18,7 @@ Fn = Callable[..., Any]
 
 @evaluates(S.ArangeOp)
 def _arange(op: Operation, state: LaunchState) -> Fn:
-    value = np.arange(op.attrs["start"], op.attrs["end"], dtype=np.int32)
+    value = np.arange(op.start, op.end, dtype=np.int32)
     value.flags.writeable = False
     return lambda: value
 
@@ -53,7 +53,7 @@ def _reshape(op: Operation, state: LaunchState) -> Fn:
 
 @evaluates(S.TransOp)
 def _trans(op: Operation, state: LaunchState) -> Fn:
-    order = tuple(op.attrs["order"])
+    order = tuple(op.order)
     return lambda x: np.transpose(x, order)
 
 

@@ -66,7 +66,7 @@ def _local_alloc(op: Operation, state: LaunchState) -> Fn:
 
 @evaluates(M.StorageAliasSpecOp)
 def _storage_alias_spec(op: Operation, state: LaunchState) -> Fn:
-    size, loc = op.attrs["size"], op.loc
+    size, loc = op.size, op.loc
     return lambda: Arena(size, loc)
 
 
@@ -103,7 +103,7 @@ def _local_slice(op: Operation, state: LaunchState) -> Fn:
 
 @evaluates(M.LocalTransOp)
 def _local_trans(op: Operation, state: LaunchState) -> Fn:
-    perm = tuple(op.attrs["perm"])
+    perm = tuple(op.perm)
     return lambda buf: View(buf.arena, buf.offset, tuple(buf.shape[p] for p in perm),
                             tuple(buf.strides[p] for p in perm), buf.dtype)
 
@@ -180,7 +180,7 @@ def _barrier_view(op: Operation, state: LaunchState) -> Fn:
 
 def _predicated(op: Operation, fn: Callable[..., None]) -> Fn:
     """``fn`` run only where the op's optional ``pred`` (its last operand) is true."""
-    if not op.present.get("pred", False):
+    if op.pred is None:
         return fn
 
     def guarded(*args: Any) -> None:
@@ -192,7 +192,7 @@ def _predicated(op: Operation, fn: Callable[..., None]) -> Fn:
 
 @evaluates(B.BarrierExpectOp)
 def _barrier_expect(op: Operation, state: LaunchState) -> Fn:
-    nbytes, loc = op.attrs["bytes"], op.loc
+    nbytes, loc = op.bytes, op.loc
 
     def expect(bar: Barrier) -> None:
         bar.expect(nbytes)
@@ -276,10 +276,10 @@ def _named_barrier(op: Operation, state: LaunchState) -> Fn:
 # -- cp.async --------------------------------------------------------------------------------
 @evaluates(C.AsyncLoadOp)
 def _async_load(op: Operation, state: LaunchState) -> Fn:
-    t: MemDescType = op.operands[1].type  # type: ignore[assignment]
+    t: MemDescType = op.buf.type  # type: ignore[assignment]
     dt, loc = _np(t.element), op.loc
     load = state.memory.load
-    has_mask, has_other = op.present.get("mask", False), op.present.get("other", False)
+    has_mask, has_other = op.mask is not None, op.other is not None
 
     def copy(ptr: np.ndarray, buf: View, mask: np.ndarray | None = None, other: np.ndarray | None = None) -> None:
         if mask is not None and other is None:
@@ -305,7 +305,7 @@ def _commit(op: Operation, state: LaunchState) -> Fn:
 
 @evaluates(C.AsyncWaitGroupOp)
 def _wait_group(op: Operation, state: LaunchState) -> Fn:
-    n = op.attrs["pendings"]
+    n = op.pendings
 
     def wait(*tokens: Any) -> None:
         state.onchip.wait_groups(n)
@@ -317,8 +317,8 @@ def _wait_group(op: Operation, state: LaunchState) -> Fn:
 @evaluates(C.MakeTensorDescOp)
 def _make_desc(op: Operation, state: LaunchState) -> Fn:
     t: TensorDescType = op.result.type  # type: ignore[assignment]
-    rank, dt, padding = len(t.block_shape), _np(t.element), op.attrs["padding"]
-    at = op.present.get("desc_ptr", False)  # the last operand: where to store it (tlx.make_tensor_descriptor)
+    rank, dt, padding = len(t.block_shape), _np(t.element), op.padding
+    at = op.desc_ptr is not None  # the last operand: where to store it (tlx.make_tensor_descriptor)
 
     def make(base: np.ndarray, *rest: Any) -> Any:
         vals = [int(d) for d in (rest[:-1] if at else rest)]
@@ -381,7 +381,7 @@ def _tma_store(op: Operation, state: LaunchState) -> Fn:
 
 @evaluates(C.TmaStoreWaitOp)
 def _tma_store_wait(op: Operation, state: LaunchState) -> Fn:
-    n = op.attrs["pendings"]
+    n = op.pendings
     return lambda *args: state.onchip.stores_waited(n)
 
 
@@ -403,11 +403,11 @@ def _desc_store(op: Operation, state: LaunchState) -> Fn:
 # -- wgmma -----------------------------------------------------------------------------------
 @evaluates(W.AsyncDotOp)
 def _async_dot(op: Operation, state: LaunchState) -> Fn:
-    a_t: DType = op.operands[0].type.scalar  # type: ignore[assignment]
+    a_t: DType = op.a.type.scalar  # type: ignore[assignment]
     out_t: DType = op.result.type.scalar  # type: ignore[assignment]
     out_dt = _np(out_t)
     loc = op.loc
-    has_acc, has_use = op.present.get("acc", False), op.present.get("use_acc", False)
+    has_acc, has_use = op.acc is not None, op.use_acc is not None
     tf32 = a_t.name == "f32"
 
     def operand(v: Any, what: str) -> np.ndarray:

@@ -56,6 +56,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from .. import ops
 from ..core import Block, Operation, Value
 from ..passes import evaluate as ev
 from ..types import DType, Kind, PointerType, Type
@@ -118,8 +119,13 @@ def _tracked(t: Type) -> bool:
 
 
 def _is_int(t: Type) -> bool:
+    return _int_dtype(t) is not None
+
+
+def _int_dtype(t: Type) -> DType | None:
+    """The element type of ``t`` when it is an integer (or i1), else None."""
     e = t.scalar
-    return isinstance(e, DType) and e.kind != Kind.FLOAT
+    return e if isinstance(e, DType) and e.kind != Kind.FLOAT else None
 
 
 def _dims(t: Type) -> tuple[int, ...]:
@@ -200,9 +206,10 @@ def _fit(info: AxisInfo, t: Type) -> AxisInfo:
 
 # -- arithmetic rules -------------------------------------------------------------------
 def _fold(name: str, a: AxisInfo, b: AxisInfo, t: Type) -> AxisInfo | None:
-    if a.constant is None or b.constant is None:
+    e = _int_dtype(t)
+    if a.constant is None or b.constant is None or e is None:
         return None
-    v = ev.eval_int_binary(name, a.constant, b.constant, t.scalar)
+    v = ev.eval_int_binary(name, a.constant, b.constant, e)
     return None if v is None else _constant(v, t)
 
 
@@ -381,8 +388,9 @@ def _cmp(a: AxisInfo, b: AxisInfo, predicate: str, t: Type, result: Type) -> Axi
     (``t < B`` iff ``t + g - 1 < B`` for multiples ``t``, ``B`` of ``g``), as are
     ``constant > run`` and ``constant <= run``. ``run <= B``, ``run > B`` and ``==``,
     ``!=`` are not: the answer changes at ``t = B``, which may start a chunk."""
-    if a.constant is not None and b.constant is not None and _is_int(t):
-        v = ev.eval_cmp(predicate, a.constant, b.constant, t.scalar)
+    e = _int_dtype(t)
+    if a.constant is not None and b.constant is not None and e is not None:
+        v = ev.eval_cmp(predicate, a.constant, b.constant, e)
         if v is not None:
             return _constant(v, result)
     k = []
@@ -419,7 +427,8 @@ def _cast(x: AxisInfo, src: Type, dst: Type) -> AxisInfo:
     const, nn = None, False
     if isinstance(s, DType) and isinstance(t, DType):
         if x.constant is not None:
-            const = ev.eval_convert(x.constant, s, t)
+            folded = ev.eval_convert(x.constant, s, t)  # integer to integer (``dst`` is tracked): an int
+            const = folded if isinstance(folded, int) else None
         widens = t.bits > s.bits or (t.bits == s.bits and not (_unsigned(src) and not _unsigned(dst)))
         nn = x.non_negative and widens
     return AxisInfo(c, div, x.constancy, const, nn)
@@ -550,7 +559,8 @@ def analyze(func: Operation) -> AxisInfoMap:
     if func.NAME != "func":
         raise TypeError(f"analyze takes a 'func' op, got '{func.NAME}'")
     a = _Analyzer()
-    divs = tuple(func.attrs["arg_divisibility"]) or (1,) * len(func.body.args)
+    assert isinstance(func, ops.FuncOp)
+    divs = tuple(func.arg_divisibility) or (1,) * len(func.body.args)
     for arg, div in zip(func.body.args, divs):
         if isinstance(arg.type, PointerType):  # assumption (2): natural alignment at least
             a.set(arg, _scalar(max(pow2_divisor(max(int(div), 1)), _unit(arg.type))))
@@ -578,16 +588,16 @@ class _Analyzer:
             self.op(op)
 
     def op(self, op: Operation) -> None:
-        match op.NAME:
-            case "for":
+        match op:
+            case ops.ForOp():
                 self.for_op(op)
-            case "while":
+            case ops.WhileOp():
                 self.while_op(op)
-            case "if":
+            case ops.IfOp():
                 self.if_op(op)
-            case "split":
-                x = self.get(op.operands[0])
-                src = op.operands[0].type
+            case ops.SplitOp():
+                x = self.get(op.x)
+                src = op.x.type
                 for r in op.results:
                     if len(src.shape) == 1:
                         self.set(r, AxisInfo((1,), (_div_every(x, _unit(src)),), (1,), x.constant, x.non_negative))
@@ -610,71 +620,73 @@ class _Analyzer:
         """The rule for an op with one integer or pointer result."""
         t = op.result.type
         xs = [self.get(v) for v in op.operands]
-        match op.NAME:
-            case "constant":
-                v = ev.canonical(op.attrs["value"], t.scalar)
+        e = _int_dtype(t)
+        match op:
+            case ops.ConstantOp():
+                v = ev.canonical(op.value, e) if e is not None else None
                 return _constant(int(v), t) if isinstance(v, int) else AxisInfo.unknown(len(_dims(t)))
-            case "arange":
-                start, end = op.attrs["start"], op.attrs["end"]
+            case ops.ArangeOp():
+                start, end = op.start, op.end
                 return AxisInfo((end - start,), (pow2_divisor(start),), (1,), None, start >= 0)
-            case "program_id" | "num_programs":
+            case ops.ProgramIdOp() | ops.NumProgramsOp():
                 return _scalar(1, True)
-            case "splat":
+            case ops.SplatOp():
                 x = xs[0]
                 dims = _dims(t)
                 return AxisInfo((1,) * len(dims), (x.divisibility[0],) * len(dims), dims, x.constant,
                                 x.non_negative)
-            case "broadcast":
-                x, src = xs[0], _dims(op.operands[0].type)
+            case ops.BroadcastOp():
+                x, src = xs[0], _dims(op.x.type)
                 return AxisInfo(
                     tuple(1 if s == 1 else c for s, c in zip(src, x.contiguity)),
                     x.divisibility,
                     tuple(n if s == 1 else k for s, n, k in zip(src, _dims(t), x.constancy)),
                     x.constant, x.non_negative)
-            case "expand_dims":
-                return _expand_dims(xs[0], op.operands[0].type, op.attrs["axis"], _unit(t))
-            case "reshape":
-                return _reshape(xs[0], op.operands[0].type, t, bool(op.attrs["can_reorder"]), _unit(t))
-            case "trans":
-                x, order = xs[0], tuple(op.attrs["order"])
+            case ops.ExpandDimsOp():
+                return _expand_dims(xs[0], op.x.type, op.axis, _unit(t))
+            case ops.ReshapeOp():
+                return _reshape(xs[0], op.x.type, t, bool(op.can_reorder), _unit(t))
+            case ops.TransOp():
+                x, order = xs[0], tuple(op.order)
                 return AxisInfo(tuple(x.contiguity[i] for i in order), tuple(x.divisibility[i] for i in order),
                                 tuple(x.constancy[i] for i in order), x.constant, x.non_negative)
-            case "join":
+            case ops.JoinOp():
                 both = meet(xs[0], xs[1], _unit(t))
                 every = min(_div_every(xs[0], _unit(t)), _div_every(xs[1], _unit(t)))
                 k_last = 2 if both.constant is not None else 1
-                if not op.operands[0].type.shape:  # two scalars make a tile of 2
+                if not op.lhs.type.shape:  # two scalars make a tile of 2
                     return AxisInfo((1,), (every,), (k_last,), both.constant, both.non_negative)
                 return AxisInfo(both.contiguity + (1,), both.divisibility + (every,), both.constancy + (k_last,),
                                 both.constant, both.non_negative)
-            case "multiple_of" | "max_contiguous":
-                return _hint(xs[0], op.NAME, op.attrs["values"])
-            case "convert_layout":  # the same values, held by other threads
+            case ops.MultipleOfOp() | ops.MaxContiguousOp():
+                return _hint(xs[0], op.NAME, op.values)
+            case ops.ConvertLayoutOp():  # the same values, held by other threads
                 return xs[0]
-            case "addptr":
+            case ops.AddPtrOp():
                 p, off = xs
                 if off.constant == 0:
                     return p
                 return _sum(p, off, unit=_unit(t), scale=_unit(t))
-            case "convert" | "bitcast" | "ptrtoint" | "inttoptr":
-                return _cast(xs[0], op.operands[0].type, t)
-            case "cmp":
-                return _cmp(xs[0], xs[1], op.attrs["predicate"], op.operands[0].type, t)
-            case "select":
+            case ops.ConvertOp() | ops.BitcastOp() | ops.PtrToIntOp() | ops.IntToPtrOp():
+                return _cast(xs[0], op.x.type, t)
+            case ops.CmpOp():
+                return _cmp(xs[0], xs[1], op.predicate, op.lhs.type, t)
+            case ops.SelectOp():
                 cond, a, b = xs
                 if cond.constant is not None:
                     return a if cond.constant else b
                 return _choose(a, b, _unit(t), cond.constancy)
-            case "reduce":
+            case ops.ReduceOp():
                 return self.reduce(op, xs[0])
-            case "rem" if _is_int(t) and not xs[0].non_negative and _fold("rem", xs[0], xs[1], t) is None:
+            case ops.RemOp() if e is not None and not xs[0].non_negative and _fold("rem", xs[0], xs[1], t) is None:
                 return self.rem_assuming(op, xs[0], xs[1], t)
-            case name if name in ev.INT_BINARY and _is_int(t):
+            case _ if op.NAME in ev.INT_BINARY and e is not None:
                 return self.binary(op.NAME, xs[0], xs[1], t)
-            case "neg" | "abs" | "not":
+            case ops.NegOp() | ops.AbsOp() | ops.NotOp() if e is not None:
                 x = xs[0]
                 if x.constant is not None:
-                    return _constant(ev.eval_int_unary(op.NAME, x.constant, t.scalar), t)
+                    r = ev.eval_int_unary(op.NAME, x.constant, e)
+                    return _constant(r, t) if r is not None else AxisInfo.unknown(x.rank)
                 div = tuple(1 if op.NAME == "not" else _div_all(x, d) for d in range(x.rank))
                 return AxisInfo((1,) * x.rank, div, x.constancy)
         return AxisInfo.unknown(len(_dims(t)))
@@ -715,11 +727,11 @@ class _Analyzer:
         self.assumed.add(op)
         return assumed
 
-    def reduce(self, op: Operation, x: AxisInfo) -> AxisInfo:
+    def reduce(self, op: ops.ReduceOp, x: AxisInfo) -> AxisInfo:
         """The reduced axis goes; equal slices along another axis reduce to equal values.
         Sums, extremes and xor-sums of multiples of ``D`` are multiples of ``D``; argmax and
         argmin are indices (non-negative)."""
-        axis, kind = op.attrs["axis"], op.attrs["kind"]
+        axis, kind = op.axis, op.kind
         arg = kind in ("argmax", "argmin")
         div = 1 if arg else _div_every(x)
         k = x.constancy[:axis] + x.constancy[axis + 1:]
@@ -753,10 +765,10 @@ class _Analyzer:
         body()  # pragma: no cover
         return current  # pragma: no cover
 
-    def for_op(self, op: Operation) -> None:
+    def for_op(self, op: ops.ForOp) -> None:
         """The induction variable is ``lb + i * step``: a multiple of what divides both, and
         non-negative when both are (a zero step is never built)."""
-        lb, step = self.get(op.operands[0]), self.get(op.operands[2])
+        lb, step = self.get(op.lb), self.get(op.step)
         body = op.body
         self.set(body.args[0], _scalar(min(_div_all(lb, 0), _div_all(step, 0)),
                                        lb.non_negative and step.non_negative))
@@ -769,7 +781,7 @@ class _Analyzer:
         for r, info in zip(op.results, self.loop(body.args[1:], inits, run)):
             self.set(r, info)
 
-    def while_op(self, op: Operation) -> None:
+    def while_op(self, op: ops.WhileOp) -> None:
         before, after = op.regions[0].block, op.regions[1].block
 
         def run() -> list[AxisInfo]:
@@ -779,12 +791,12 @@ class _Analyzer:
             self.block(after)
             return self.yielded(after)
 
-        self.loop(before.args, [self.get(v) for v in op.operands], run)
+        self.loop(before.args, [self.get(v) for v in op.inits], run)
         for r, info in zip(op.results, self.yielded(before, 1)):
             self.set(r, info)
 
-    def if_op(self, op: Operation) -> None:
-        cond = self.get(op.operands[0])
+    def if_op(self, op: ops.IfOp) -> None:
+        cond = self.get(op.cond)
         then, other = op.regions[0].block, op.regions[1].block
         self.block(then)
         self.block(other)

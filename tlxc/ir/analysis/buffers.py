@@ -38,7 +38,7 @@ def alias_roots(func: Operation) -> dict[int, frozenset[Operation]]:
         if isinstance(op, ROOT_OPS):
             roots[id(op.result)] = {op}
         elif isinstance(op, VIEW_OPS):
-            edges.append((op.operands[0], op.result))
+            edges.append((op.operands[0], op.result))  # what a view op views is its first operand (buf / bars)
         edges += [(a, b) for a, b in op.value_flow() if is_buffer(a)]  # loops' and ifs' own declarations
     changed = True
     while changed:

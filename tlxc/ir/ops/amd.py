@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..accessors import Attr, Operand, OptionalOperand, VariadicOperands
 from ..core import Operation, register
 from ..types import DType, Kind, TileType
 from .base import fail
@@ -79,10 +80,12 @@ class ZerosOp(Operation):
     NAME = "zeros"
     ATTRS = {"layout": Operation.REQUIRED}
 
+    layout = Attr[dict[str, Any]]()
+
     def verify(self) -> None:
         super().verify()
         _tile(self, self.result.type, "the result")
-        check_layout(self, self.attrs["layout"])
+        check_layout(self, self.layout)
 
 
 @register
@@ -97,10 +100,15 @@ class RequireLayoutOp(Operation):
     OPERANDS = ("x",)
     ATTRS = {"layout": Operation.REQUIRED, "pin": True, "late_address_compute": False}
 
+    x = Operand()
+    layout = Attr[dict[str, Any]]()
+    pin = Attr[bool]()
+    late_address_compute = Attr[bool]()
+
     def verify(self) -> None:
         super().verify()
-        _like(self, self.result.type, _tile(self, self.operands[0].type, "x"))
-        check_layout(self, self.attrs["layout"])
+        _like(self, self.result.type, _tile(self, self.x.type, "x"))
+        check_layout(self, self.layout)
         for key in ("pin", "late_address_compute"):
             if not isinstance(self.attrs[key], bool):
                 fail(self, f"{key} must be a bool, got {self.attrs[key]!r}")
@@ -115,9 +123,11 @@ class ReleaseLayoutOp(Operation):
     NAME = "release_layout"
     OPERANDS = ("x",)
 
+    x = Operand()
+
     def verify(self) -> None:
         super().verify()
-        _like(self, self.result.type, _tile(self, self.operands[0].type, "x"))
+        _like(self, self.result.type, _tile(self, self.x.type, "x"))
 
 
 @register
@@ -131,11 +141,14 @@ class ExtractSliceOp(Operation):
     OPERANDS = ("x",)
     ATTRS = {"offsets": Operation.REQUIRED}
 
+    x = Operand()
+    offsets = Attr[tuple[int, ...]]()
+
     def verify(self) -> None:
         super().verify()
-        src = _tile(self, self.operands[0].type, "x")
+        src = _tile(self, self.x.type, "x")
         dst = _tile(self, self.result.type, "the result")
-        offs = self.attrs["offsets"]
+        offs = self.offsets
         if dst.scalar != src.scalar:
             fail(self, f"result element type {dst.scalar} differs from x's {src.scalar}")
         if not isinstance(offs, tuple) or len(offs) != len(src.shape) or len(dst.shape) != len(src.shape):
@@ -157,15 +170,20 @@ class RematerializedRangeOp(Operation):
     OPERANDS = ("?placement",)
     ATTRS = {"start": Operation.REQUIRED, "end": Operation.REQUIRED, "identity": Operation.REQUIRED}
 
+    placement = OptionalOperand()
+    start = Attr[int]()
+    end = Attr[int]()
+    identity = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
-        start, end, ident = self.attrs["start"], self.attrs["end"], self.attrs["identity"]
+        start, end, ident = self.start, self.end, self.identity
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, ident)) or end <= start:
             fail(self, f"start < end and identity must be integers, got {start}, {end}, {ident}")
         t = self.result.type
         if not isinstance(t, TileType) or t.shape != (end - start,) or not _is(t, "i32"):
             fail(self, f"result must be tile<{end - start}xi32>, got {t}")
-        p = self.operand("placement")
+        p = self.placement
         if p is not None and (isinstance(p.type, TileType) or not _is(p.type, "i32")):
             fail(self, f"placement must be an i32 scalar, got {p.type}")
 
@@ -180,9 +198,11 @@ class AmdSchedBarrierOp(Operation):
     ATTRS = {"mask": 0}
     NUM_RESULTS = 0
 
+    mask = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
-        m = self.attrs["mask"]
+        m = self.mask
         if not isinstance(m, int) or isinstance(m, bool) or not 0 <= m < 1 << SCHED_MASK_BITS:
             fail(self, f"mask must use bits 0..{SCHED_MASK_BITS - 1} only, got {m!r}")
 
@@ -204,15 +224,19 @@ class AmdRegisterResidentOp(Operation):
     OPERANDS = ("x",)
     ATTRS = {"register_class": "agpr", "registers_per_group": 1}
 
+    x = Operand()
+    register_class = Attr[str]()
+    registers_per_group = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
-        _register_tile(self, self.operands[0].type)
-        _like(self, self.result.type, self.operands[0].type, "x")
-        if self.attrs["register_class"] not in REGISTER_CLASSES:
-            fail(self, f"register_class must be one of {REGISTER_CLASSES}, got {self.attrs['register_class']!r}")
-        if self.attrs["registers_per_group"] not in REGISTERS_PER_GROUP:
+        _register_tile(self, self.x.type)
+        _like(self, self.result.type, self.x.type, "x")
+        if self.register_class not in REGISTER_CLASSES:
+            fail(self, f"register_class must be one of {REGISTER_CLASSES}, got {self.register_class!r}")
+        if self.registers_per_group not in REGISTERS_PER_GROUP:
             fail(self, f"registers_per_group must be one of {REGISTERS_PER_GROUP}, got "
-                       f"{self.attrs['registers_per_group']!r}")
+                       f"{self.registers_per_group!r}")
 
 
 @register
@@ -225,12 +249,15 @@ class AmdRegisterClassAnchorOp(Operation):
     OPERANDS = ("x",)
     ATTRS = {"register_class": "vgpr"}
 
+    x = Operand()
+    register_class = Attr[str]()
+
     def verify(self) -> None:
         super().verify()
-        _register_tile(self, self.operands[0].type)
-        _like(self, self.result.type, self.operands[0].type, "x")
-        if self.attrs["register_class"] not in REGISTER_CLASSES:
-            fail(self, f"register_class must be one of {REGISTER_CLASSES}, got {self.attrs['register_class']!r}")
+        _register_tile(self, self.x.type)
+        _like(self, self.result.type, self.x.type, "x")
+        if self.register_class not in REGISTER_CLASSES:
+            fail(self, f"register_class must be one of {REGISTER_CLASSES}, got {self.register_class!r}")
 
 
 @register
@@ -249,9 +276,17 @@ class AmdScheduledMfmaOp(Operation):
     ATTRS = {"accumulator_role": Operation.REQUIRED, "resident_operand": "none",
              "accumulator_register_class": "auto", "initialize": False}
 
+    a = Operand()
+    b = Operand()
+    acc = Operand()
+    accumulator_role = Attr[str]()
+    resident_operand = Attr[str]()
+    accumulator_register_class = Attr[str]()
+    initialize = Attr[bool]()
+
     def verify(self) -> None:
         super().verify()
-        a, b, c = (_tile(self, v.type, n) for v, n in zip(self.operands, ("a", "b", "acc")))
+        a, b, c = _tile(self, self.a.type, "a"), _tile(self, self.b.type, "b"), _tile(self, self.acc.type, "acc")
         rank = len(a.shape)
         if rank not in (2, 3) or len(b.shape) != rank or len(c.shape) != rank:
             fail(self, f"a, b and acc must all have rank 2 (or 3 with a batch), got {a}, {b}, {c}")
@@ -285,10 +320,13 @@ class AmdMfmaCommitOp(Operation):
     ATTRS = {"preserve": False}
     NUM_RESULTS = None
 
+    values = VariadicOperands()
+    preserve = Attr[bool]()
+
     def verify(self) -> None:
         super().verify()
-        values = [v.type for v in self.operands]
-        preserve = self.attrs["preserve"]
+        values = [v.type for v in self.values]
+        preserve = self.preserve
         if not isinstance(preserve, bool):
             fail(self, f"preserve must be a bool, got {preserve!r}")
         results = values[:-1] if preserve else values
@@ -323,10 +361,22 @@ class DotScaledOp(Operation):
     ATTRS = {"a_format": Operation.REQUIRED, "b_format": Operation.REQUIRED, "fast_math": False,
              "lhs_k_pack": True, "rhs_k_pack": True, "tiles_per_warp": None}
 
+    a = Operand()
+    b = Operand()
+    acc = Operand()
+    a_scale = OptionalOperand()
+    b_scale = OptionalOperand()
+    a_format = Attr[str]()
+    b_format = Attr[str]()
+    fast_math = Attr[bool]()
+    lhs_k_pack = Attr[bool]()
+    rhs_k_pack = Attr[bool]()
+    tiles_per_warp = Attr[tuple[int, ...] | None]()
+
     def verify(self) -> None:
         super().verify()
-        a, b, c = (_tile(self, v.type, n) for v, n in zip(self.operands, ("a", "b", "acc")))
-        fa, fb = self.attrs["a_format"], self.attrs["b_format"]
+        a, b, c = _tile(self, self.a.type, "a"), _tile(self, self.b.type, "b"), _tile(self, self.acc.type, "acc")
+        fa, fb = self.a_format, self.b_format
         for f in (fa, fb):
             if f not in SCALED_FORMATS:
                 fail(self, f"format must be one of {SCALED_FORMATS}, got {f!r}")
@@ -337,15 +387,14 @@ class DotScaledOp(Operation):
             want = scaled_storage(f)
             if t.scalar.name not in want:
                 fail(self, f"{what} holds {f} values as {' or '.join(want)}, got {t.scalar}")
-        m, k, n = scaled_dims(a.shape, b.shape, fa, fb, self.attrs["lhs_k_pack"], self.attrs["rhs_k_pack"])
+        m, k, n = scaled_dims(a.shape, b.shape, fa, fb, self.lhs_k_pack, self.rhs_k_pack)
         if k is None:
             fail(self, f"a {a} and b {b} do not hold the same number of K values")
         if c.shape != a.shape[:-2] + (m, n) or not _is(c, "f32"):
             fail(self, f"acc must be an f32 tile of shape {list(a.shape[:-2] + (m, n))}, got {c}")
         _like(self, self.result.type, c, "acc")
         factors = set()
-        for name, rows in (("a_scale", m), ("b_scale", n)):
-            s = self.operand(name)
+        for name, s, rows in (("a_scale", self.a_scale, m), ("b_scale", self.b_scale, n)):
             if s is None:
                 continue
             st = _tile(self, s.type, name)
@@ -356,7 +405,7 @@ class DotScaledOp(Operation):
         if not factors <= {16, 32} or len(factors) > 1:
             fail(self, f"the scale factor (K values per scale) must be 16 or 32 and the same for a and b, got "
                        f"{sorted(factors)}")
-        tpw = self.attrs["tiles_per_warp"]
+        tpw = self.tiles_per_warp
         if tpw is not None and (not isinstance(tpw, tuple) or len(tpw) != rank
                                 or any(not isinstance(x, int) or x < 1 for x in tpw)):
             fail(self, f"tiles_per_warp must be {rank} positive integers, got {tpw!r}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..accessors import Attr, Operand
 from ..core import Operation, register
 from ..types import DType, Kind
 from .base import fail, is_float, is_i1, is_int, is_ptr, same_types
@@ -25,19 +26,22 @@ class ConstantOp(Operation):
     NAME = "constant"
     ATTRS = {"value": Operation.REQUIRED}
 
+    value = Attr[int | float]()
+
     def verify(self) -> None:
         super().verify()
-        v = self.attrs["value"]
+        v = self.value
         t = self.result.type
-        if is_ptr(t):
+        scalar = t.scalar
+        if not isinstance(scalar, DType):
             fail(self, "pointer constants are not supported")
         if is_float(t):
             if not isinstance(v, (int, float)) or isinstance(v, bool):
                 fail(self, f"float constant needs a number, got {v!r}")
         elif not isinstance(v, (bool, int)):
             fail(self, f"integer constant needs an integer, got {v!r}")
-        elif not fold_value_fits(v, t.scalar):
-            fail(self, f"constant {v!r} does not fit in {t.scalar}")
+        elif not fold_value_fits(v, scalar):
+            fail(self, f"constant {v!r} does not fit in {scalar}")
 
 
 class _Binary(Operation):
@@ -46,10 +50,13 @@ class _Binary(Operation):
     # which element kinds the op accepts: "any", "int", "float", "num" (int or float)
     ACCEPTS = "num"
 
+    lhs = Operand()
+    rhs = Operand()
+
     def verify(self) -> None:
         super().verify()
-        same_types(self, self.operands)
-        t = self.operands[0].type
+        same_types(self, [self.lhs, self.rhs])
+        t = self.lhs.type
         if self.result.type != t:
             fail(self, f"result type {self.result.type} differs from operand type {t}")
         if is_ptr(t):
@@ -77,6 +84,8 @@ class DivOp(_Binary):
     NAME = "div"
     ACCEPTS = "float"
     ATTRS = {"precise": False}
+
+    precise = Attr[bool]()
 IDivOp = _binary("idiv", "int", "Integer division, truncating toward zero when signed.")
 RemOp = _binary("rem", "num", "Remainder with the sign of the dividend (C's % and fmod).")
 AndOp = _binary("and", "int", "Bitwise and.")
@@ -93,6 +102,8 @@ class MinimumOp(_Binary):
     NAME = "minimum"
     ATTRS = {"propagate_nan": False}
 
+    propagate_nan = Attr[bool]()
+
 
 @register
 class MaximumOp(_Binary):
@@ -100,6 +111,8 @@ class MaximumOp(_Binary):
 
     NAME = "maximum"
     ATTRS = {"propagate_nan": False}
+
+    propagate_nan = Attr[bool]()
 
 
 PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -115,12 +128,16 @@ class CmpOp(Operation):
     OPERANDS = ("lhs", "rhs")
     ATTRS = {"predicate": Operation.REQUIRED}
 
+    lhs = Operand()
+    rhs = Operand()
+    predicate = Attr[str]()
+
     def verify(self) -> None:
         super().verify()
-        same_types(self, self.operands)
-        if self.attrs["predicate"] not in PREDICATES:
-            fail(self, f"unknown predicate {self.attrs['predicate']!r}")
-        t = self.operands[0].type
+        same_types(self, [self.lhs, self.rhs])
+        if self.predicate not in PREDICATES:
+            fail(self, f"unknown predicate {self.predicate!r}")
+        t = self.lhs.type
         if self.result.type.shape != t.shape or not is_i1(self.result.type):
             fail(self, f"result must be i1 of shape {t.shape}")
 
@@ -133,9 +150,13 @@ class SelectOp(Operation):
     NAME = "select"
     OPERANDS = ("cond", "true_value", "false_value")
 
+    cond = Operand()
+    true_value = Operand()
+    false_value = Operand()
+
     def verify(self) -> None:
         super().verify()
-        c, a, b = self.operands
+        c, a, b = self.cond, self.true_value, self.false_value
         same_types(self, [a, b])
         if not is_i1(c.type) or c.type.shape != a.type.shape:
             fail(self, f"condition must be i1 of shape {a.type.shape}, got {c.type}")
@@ -148,9 +169,11 @@ class _Unary(Operation):
     OPERANDS = ("x",)
     ACCEPTS = "float"
 
+    x = Operand()
+
     def verify(self) -> None:
         super().verify()
-        t = self.operands[0].type
+        t = self.x.type
         if self.result.type != t:
             fail(self, f"result type {self.result.type} differs from operand type {t}")
         if self.ACCEPTS == "float" and not is_float(t):
@@ -184,12 +207,16 @@ class FmaOp(Operation):
     NAME = "fma"
     OPERANDS = ("a", "b", "c")
 
+    a = Operand()
+    b = Operand()
+    c = Operand()
+
     def verify(self) -> None:
         super().verify()
-        same_types(self, self.operands)
-        if not is_float(self.operands[0].type):
+        same_types(self, [self.a, self.b, self.c])
+        if not is_float(self.a.type):
             fail(self, "fma needs floating-point operands")
-        if self.result.type != self.operands[0].type:
+        if self.result.type != self.a.type:
             fail(self, "result type must equal the operand type")
 
 
@@ -211,15 +238,18 @@ class ConvertOp(Operation):
     OPERANDS = ("x",)
     ATTRS = {"rounding": "rtne"}
 
+    x = Operand()
+    rounding = Attr[str]()
+
     def verify(self) -> None:
         super().verify()
-        src, dst = self.operands[0].type, self.result.type
+        src, dst = self.x.type, self.result.type
         if src.shape != dst.shape:
             fail(self, f"convert keeps the shape: {src} -> {dst}")
         if is_ptr(src) or is_ptr(dst):
             fail(self, "use ptrtoint / inttoptr / bitcast for pointers")
-        if self.attrs["rounding"] not in ROUNDINGS:
-            fail(self, f"unknown rounding {self.attrs['rounding']!r}")
+        if self.rounding not in ROUNDINGS:
+            fail(self, f"unknown rounding {self.rounding!r}")
 
 
 @register
@@ -230,9 +260,11 @@ class BitcastOp(Operation):
     NAME = "bitcast"
     OPERANDS = ("x",)
 
+    x = Operand()
+
     def verify(self) -> None:
         super().verify()
-        src, dst = self.operands[0].type, self.result.type
+        src, dst = self.x.type, self.result.type
         if src.shape != dst.shape:
             fail(self, f"bitcast keeps the shape: {src} -> {dst}")
         if src.scalar.bits != dst.scalar.bits:
@@ -248,12 +280,14 @@ class PtrToIntOp(Operation):
     NAME = "ptrtoint"
     OPERANDS = ("x",)
 
+    x = Operand()
+
     def verify(self) -> None:
         super().verify()
-        if not is_ptr(self.operands[0].type) or not is_int(self.result.type):
+        if not is_ptr(self.x.type) or not is_int(self.result.type):
             fail(self, "ptrtoint takes a pointer and gives an integer")
-        if self.operands[0].type.shape != self.result.type.shape:
-            fail(self, f"ptrtoint keeps the shape: {self.operands[0].type} -> {self.result.type}")
+        if self.x.type.shape != self.result.type.shape:
+            fail(self, f"ptrtoint keeps the shape: {self.x.type} -> {self.result.type}")
 
 
 @register
@@ -264,12 +298,14 @@ class IntToPtrOp(Operation):
     NAME = "inttoptr"
     OPERANDS = ("x",)
 
+    x = Operand()
+
     def verify(self) -> None:
         super().verify()
-        if not is_int(self.operands[0].type) or not is_ptr(self.result.type):
+        if not is_int(self.x.type) or not is_ptr(self.result.type):
             fail(self, "inttoptr takes an integer and gives a pointer")
-        if self.operands[0].type.shape != self.result.type.shape:
-            fail(self, f"inttoptr keeps the shape: {self.operands[0].type} -> {self.result.type}")
+        if self.x.type.shape != self.result.type.shape:
+            fail(self, f"inttoptr keeps the shape: {self.x.type} -> {self.result.type}")
 
 
 @register
@@ -280,9 +316,12 @@ class AddPtrOp(Operation):
     NAME = "addptr"
     OPERANDS = ("ptr", "offset")
 
+    ptr = Operand()
+    offset = Operand()
+
     def verify(self) -> None:
         super().verify()
-        p, o = self.operands
+        p, o = self.ptr, self.offset
         if not is_ptr(p.type):
             fail(self, f"first operand must be a pointer, got {p.type}")
         if not is_int(o.type) or o.type.shape != p.type.shape:

@@ -5,6 +5,7 @@ bulk groups for stores)."""
 
 from __future__ import annotations
 
+from ..accessors import Attr, Operand, OptionalOperand, VariadicOperands
 from ..core import Operation, register
 from ..effects import CTA_BARRIER, Sync, read, write
 from ..types import DescPtrType, PointerType, TensorDescType, TileType, TokenType
@@ -21,15 +22,15 @@ def _token_result(op: Operation) -> None:
         fail(op, f"result must be a token, got {op.result.type}")
 
 
-def _tokens(op: Operation) -> None:
-    for v in op.operands:
+def _tokens(op: AsyncCommitGroupOp | AsyncWaitGroupOp) -> None:
+    for v in op.tokens:
         if not isinstance(v.type, TokenType):
             fail(op, f"operands must be tokens, got {v.type}")
 
 
-def _pendings(op: Operation) -> None:
-    if not isinstance(op.attrs["pendings"], int) or op.attrs["pendings"] < 0:
-        fail(op, f"pendings must be a non-negative integer, got {op.attrs['pendings']}")
+def _pendings(op: AsyncWaitGroupOp | TmaStoreWaitOp) -> None:
+    if not isinstance(op.pendings, int) or op.pendings < 0:
+        fail(op, f"pendings must be a non-negative integer, got {op.pendings}")
 
 
 @register
@@ -42,21 +43,28 @@ class AsyncLoadOp(Operation):
     OPERANDS = ("ptr", "buf", "?mask", "?other")
     ATTRS = {"cache": "", "eviction": ""}
 
+    ptr = Operand()
+    buf = Operand()
+    mask = OptionalOperand()
+    other = OptionalOperand()
+    cache = Attr[str]()
+    eviction = Attr[str]()
+
     def verify(self) -> None:
         super().verify()
-        ptr = self.operands[0].type
-        buf = memdesc(self, self.operands[1].type, "the destination", array=False)
+        ptr = self.ptr.type
+        buf = memdesc(self, self.buf.type, "the destination", array=False)
         if not isinstance(ptr, TileType) or not isinstance(ptr.scalar, PointerType):
             fail(self, f"async_load needs a tile of pointers, got {ptr}")
         if ptr.shape != buf.buf_shape or ptr.scalar.pointee != buf.element:
             fail(self, f"pointers {ptr} do not match the buffer {buf}")
-        mask = self.operand("mask")
+        mask = self.mask
         if mask is not None and (not is_i1(mask.type) or mask.type.shape != ptr.shape):
             fail(self, f"mask must be i1 of shape {ptr.shape}, got {mask.type}")
-        other = self.operand("other")
+        other = self.other
         if other is not None and (other.type.shape != ptr.shape or other.type.scalar != buf.element):
             fail(self, f"other must be {buf.element} of shape {ptr.shape}, got {other.type}")
-        if self.attrs["cache"] not in CACHE_MODIFIERS or self.attrs["eviction"] not in EVICTION_POLICIES:
+        if self.cache not in CACHE_MODIFIERS or self.eviction not in EVICTION_POLICIES:
             fail(self, "unknown cache modifier or eviction policy")
         _token_result(self)
 
@@ -67,6 +75,8 @@ class AsyncCommitGroupOp(Operation):
 
     NAME = "async_commit_group"
     OPERANDS = ("*tokens",)
+
+    tokens = VariadicOperands()
 
     def verify(self) -> None:
         super().verify()
@@ -85,6 +95,9 @@ class AsyncWaitGroupOp(Operation):
     SYNC = (Sync("wait"), CTA_BARRIER)  # the copies of every thread are visible to all: a CTA barrier follows
     RETIRES = ("async_load",)
     RETIRES_ALL_AT_ZERO = True
+
+    tokens = VariadicOperands()
+    pendings = Attr[int]()
 
     def verify(self) -> None:
         super().verify()
@@ -135,10 +148,13 @@ class TensorDescPtrIndexOp(Operation):
     OPERANDS = ("ptr", "index")
     PURE = True
 
+    ptr = Operand()
+    index = Operand()
+
     def verify(self) -> None:
         super().verify()
-        descriptor_ptr(self, self.operands[0])
-        i32_scalar(self, self.operands[1], "the index")
+        descriptor_ptr(self, self.ptr)
+        i32_scalar(self, self.index, "the index")
         if descriptor_ptr(self, self.result).num != 1:
             fail(self, f"the result is one descriptor, got {self.result.type}")
 
@@ -152,9 +168,11 @@ class ReinterpretTensorDescOp(Operation):
     NAME = "reinterpret_tensor_descriptor"
     OPERANDS = ("desc_ptr",)
 
+    desc_ptr = Operand()
+
     def verify(self) -> None:
         super().verify()
-        descriptor_ptr(self, self.operands[0])
+        descriptor_ptr(self, self.desc_ptr)
         descriptor(self, self.result.type)
 
 
@@ -168,22 +186,27 @@ class MakeTensorDescOp(Operation):
     OPERANDS = ("base", "*dims", "?desc_ptr")
     ATTRS = {"padding": "zero"}
 
+    base = Operand()
+    dims = VariadicOperands()
+    desc_ptr = OptionalOperand()
+    padding = Attr[str]()
+
     def verify(self) -> None:
         super().verify()
         d = descriptor(self, self.result.type)
-        base = self.operands[0].type
+        base = self.base.type
         if not isinstance(base, PointerType) or base.pointee != d.element:
             fail(self, f"base must be a pointer to {d.element}, got {base}")
-        dims = self.variadic_operands
-        at = self.operand("desc_ptr")
+        dims = self.dims
+        at = self.desc_ptr
         if at is not None:
             descriptor_ptr(self, at)
         if len(dims) != 2 * len(d.block_shape):
             fail(self, f"a rank-{len(d.block_shape)} descriptor needs {len(d.block_shape)} sizes and strides")
         for v in dims:
             i32_scalar(self, v, "a size or stride")
-        if self.attrs["padding"] not in ("zero", "nan"):
-            fail(self, f"padding must be 'zero' or 'nan', got {self.attrs['padding']!r}")
+        if self.padding not in ("zero", "nan"):
+            fail(self, f"padding must be 'zero' or 'nan', got {self.padding!r}")
 
 
 @register
@@ -198,15 +221,23 @@ class TmaLoadOp(Operation):
     MEMORY = (write("buf", "async"),)  # completes through ``bar``, not in program order
     NUM_RESULTS = 0
 
+    desc = Operand()
+    buf = Operand()
+    bar = Operand()
+    coords = VariadicOperands()
+    pred = OptionalOperand()
+    eviction = Attr[str]()
+    multicast = Attr[tuple[int, ...]]()
+
     def verify(self) -> None:
         super().verify()
-        d = descriptor(self, self.operands[0].type)
-        buf = memdesc(self, self.operands[1].type, "the destination", array=False)
-        barrier(self, self.operands[2].type)
+        d = descriptor(self, self.desc.type)
+        buf = memdesc(self, self.buf.type, "the destination", array=False)
+        barrier(self, self.bar.type)
         if buf.element != d.element or buf.numel != _numel(d.block_shape):
             fail(self, f"buffer {buf} does not hold a {d} block")
-        _coords(self, self.variadic_operands, len(d.block_shape))
-        pred = self.operand("pred")
+        _coords(self, self.coords, len(d.block_shape))
+        pred = self.pred
         if pred is not None and (not is_i1(pred.type) or pred.type.shape):
             fail(self, f"pred must be a scalar i1, got {pred.type}")
 
@@ -222,15 +253,21 @@ class TmaStoreOp(Operation):
     MEMORY = (read("buf", "async"),)
     NUM_RESULTS = 0
 
+    desc = Operand()
+    buf = Operand()
+    coords = VariadicOperands()
+    reduce = Attr[str]()
+    eviction = Attr[str]()
+
     def verify(self) -> None:
         super().verify()
-        d = descriptor(self, self.operands[0].type)
-        buf = memdesc(self, self.operands[1].type, "the source", array=False)
+        d = descriptor(self, self.desc.type)
+        buf = memdesc(self, self.buf.type, "the source", array=False)
         if buf.element != d.element or buf.numel != _numel(d.block_shape):
             fail(self, f"buffer {buf} does not hold a {d} block")
-        _coords(self, self.operands[2:], len(d.block_shape))
-        if self.attrs["reduce"] not in STORE_REDUCTIONS:
-            fail(self, f"unknown store reduction {self.attrs['reduce']!r}")
+        _coords(self, self.coords, len(d.block_shape))
+        if self.reduce not in STORE_REDUCTIONS:
+            fail(self, f"unknown store reduction {self.reduce!r}")
 
 
 @register
@@ -242,6 +279,8 @@ class TmaStoreWaitOp(Operation):
     SYNC = (Sync("wait"),)
     RETIRES = ("tma_store",)
     NUM_RESULTS = 0
+
+    pendings = Attr[int]()
 
     def verify(self) -> None:
         super().verify()
@@ -255,10 +294,13 @@ class DescriptorLoadOp(Operation):
     NAME = "descriptor_load"
     OPERANDS = ("desc", "*coords")
 
+    desc = Operand()
+    coords = VariadicOperands()
+
     def verify(self) -> None:
         super().verify()
-        d = descriptor(self, self.operands[0].type)
-        _coords(self, self.operands[1:], len(d.block_shape))
+        d = descriptor(self, self.desc.type)
+        _coords(self, self.coords, len(d.block_shape))
         t = self.result.type
         if not isinstance(t, TileType) or t.shape != d.block_shape or t.scalar != d.element:
             fail(self, f"result must be a tile of {d.element} of shape {d.block_shape}, got {t}")
@@ -273,13 +315,17 @@ class DescriptorStoreOp(Operation):
     OPERANDS = ("desc", "value", "*coords")
     NUM_RESULTS = 0
 
+    desc = Operand()
+    value = Operand()
+    coords = VariadicOperands()
+
     def verify(self) -> None:
         super().verify()
-        d = descriptor(self, self.operands[0].type)
-        t = self.operands[1].type
+        d = descriptor(self, self.desc.type)
+        t = self.value.type
         if not isinstance(t, TileType) or t.shape != d.block_shape or t.scalar != d.element:
             fail(self, f"value must be a tile of {d.element} of shape {d.block_shape}, got {t}")
-        _coords(self, self.operands[2:], len(d.block_shape))
+        _coords(self, self.coords, len(d.block_shape))
 
 
 def _numel(shape: tuple[int, ...]) -> int:

@@ -8,6 +8,7 @@ then the parity flips and the arrival count is re-armed (see
 
 from __future__ import annotations
 
+from ..accessors import Attr, Operand, OptionalOperand
 from ..core import Operation, register
 from ..effects import CTA_BARRIER, Sync
 from ..types import BarrierType, DType
@@ -28,8 +29,8 @@ def barrier(op: Operation, t: object, what: str = "the barrier", array: bool | N
     return t
 
 
-def _pred(op: Operation) -> None:
-    p = op.operand("pred")
+def _pred(op: BarrierExpectOp | BarrierWaitOp | BarrierArriveOp) -> None:
+    p = op.pred
     if p is not None and (not is_i1(p.type) or p.type.shape):
         fail(op, f"pred must be a scalar i1, got {p.type}")
 
@@ -44,11 +45,14 @@ class BarrierAllocOp(Operation):
     SYNC = (CTA_BARRIER,)  # initialized by one thread, then every thread must see it
     PURE = False
 
+    count = Attr[int]()
+    smem_offset = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
         barrier(self, self.result.type, "the result", array=True)
-        if not isinstance(self.attrs["count"], int) or self.attrs["count"] < 1:
-            fail(self, f"arrive count must be a positive integer, got {self.attrs['count']}")
+        if not isinstance(self.count, int) or self.count < 1:
+            fail(self, f"arrive count must be a positive integer, got {self.count}")
 
 
 @register
@@ -59,10 +63,13 @@ class BarrierViewOp(Operation):
     OPERANDS = ("bars", "index")
     PURE = True
 
+    bars = Operand()
+    index = Operand()
+
     def verify(self) -> None:
         super().verify()
-        t = barrier(self, self.operands[0].type, "the source", array=True)
-        i32_scalar(self, self.operands[1], "the index")
+        t = barrier(self, self.bars.type, "the source", array=True)
+        i32_scalar(self, self.index, "the index")
         if self.result.type != t.single():
             fail(self, f"result must be {t.single()}")
 
@@ -77,12 +84,16 @@ class BarrierExpectOp(Operation):
     SYNC = (Sync("expect_bytes"), Sync("arrive"), CTA_BARRIER)  # one thread arrives, after the CTA meets
     NUM_RESULTS = 0
 
+    bar = Operand()
+    pred = OptionalOperand()
+    bytes = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
-        barrier(self, self.operands[0].type)
+        barrier(self, self.bar.type)
         _pred(self)
-        if not isinstance(self.attrs["bytes"], int) or self.attrs["bytes"] < 0:
-            fail(self, f"bytes must be a non-negative integer, got {self.attrs['bytes']}")
+        if not isinstance(self.bytes, int) or self.bytes < 0:
+            fail(self, f"bytes must be a non-negative integer, got {self.bytes}")
 
 
 @register
@@ -95,10 +106,14 @@ class BarrierWaitOp(Operation):
     RETIRES = ("tma_load",)  # the bytes a TMA load delivers are there once its phase completes
     NUM_RESULTS = 0
 
+    bar = Operand()
+    phase = Operand()
+    pred = OptionalOperand()
+
     def verify(self) -> None:
         super().verify()
-        barrier(self, self.operands[0].type)
-        i32_scalar(self, self.operands[1], "the phase")
+        barrier(self, self.bar.type)
+        i32_scalar(self, self.phase, "the phase")
         _pred(self)
 
 
@@ -113,19 +128,24 @@ class BarrierArriveOp(Operation):
     ATTRS = {"count": 1}
     NUM_RESULTS = 0
 
+    bar = Operand()
+    pred = OptionalOperand()
+    remote_rank = OptionalOperand()
+    count = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
-        barrier(self, self.operands[0].type)
+        barrier(self, self.bar.type)
         _pred(self)
-        if not isinstance(self.attrs["count"], int) or self.attrs["count"] < 1:
-            fail(self, f"arrive count must be a positive integer, got {self.attrs['count']}")
-        rank = self.operand("remote_rank")
+        if not isinstance(self.count, int) or self.count < 1:
+            fail(self, f"arrive count must be a positive integer, got {self.count}")
+        rank = self.remote_rank
         if rank is not None and (not isinstance(rank.type, DType) or not rank.type.is_int() or rank.type.shape):
             fail(self, f"remote_rank must be an integer scalar, got {rank.type}")
 
     def sync_effects(self) -> tuple[Sync, ...]:
         # one thread arrives for the CTA after the CTA meets; on a warp barrier every thread arrives alone
-        t = self.operands[0].type
+        t = self.bar.type
         if isinstance(t, BarrierType) and not t.warp:
             return (Sync("arrive"), CTA_BARRIER)
         return (Sync("arrive"),)
@@ -135,11 +155,14 @@ class _NamedBarrier(Operation):
     ATTRS = {"bar_id": Operation.REQUIRED, "threads": Operation.REQUIRED}
     NUM_RESULTS = 0
 
+    bar_id = Attr[int]()
+    threads = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
-        if not 0 <= self.attrs["bar_id"] < 16:
-            fail(self, f"named barrier ids are 0..15, got {self.attrs['bar_id']}")
-        n = self.attrs["threads"]
+        if not 0 <= self.bar_id < 16:
+            fail(self, f"named barrier ids are 0..15, got {self.bar_id}")
+        n = self.threads
         if n <= 0 or n % 32:
             fail(self, f"named barrier thread count must be a positive multiple of 32, got {n}")
 
@@ -151,7 +174,7 @@ class NamedBarrierWaitOp(_NamedBarrier):
     NAME = "named_barrier_wait"
 
     def sync_effects(self) -> tuple[Sync, ...]:
-        return (Sync("named_barrier", threads=self.attrs["threads"]),)
+        return (Sync("named_barrier", threads=self.threads),)
 
 
 @register
@@ -161,7 +184,7 @@ class NamedBarrierArriveOp(_NamedBarrier):
     NAME = "named_barrier_arrive"
 
     def sync_effects(self) -> tuple[Sync, ...]:
-        return (Sync("arrive", threads=self.attrs["threads"]),)
+        return (Sync("arrive", threads=self.threads),)
 
 
 @register
@@ -173,10 +196,12 @@ class FenceOp(Operation):
     ATTRS = {"scope": Operation.REQUIRED}
     NUM_RESULTS = 0
 
+    scope = Attr[str]()
+
     def verify(self) -> None:
         super().verify()
-        if self.attrs["scope"] not in FENCE_SCOPES:
-            fail(self, f"fence scope must be one of {FENCE_SCOPES}, got {self.attrs['scope']!r}")
+        if self.scope not in FENCE_SCOPES:
+            fail(self, f"fence scope must be one of {FENCE_SCOPES}, got {self.scope!r}")
 
     def sync_effects(self) -> tuple[Sync, ...]:
-        return (Sync("fence", scope=self.attrs["scope"]),)
+        return (Sync("fence", scope=self.scope),)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 from ..core import Operation, Value, VerificationError
 from ..types import DType, Kind, PointerType, TileType, Type
 
 
-def fail(op: Operation, message: str) -> None:
+def fail(op: Operation, message: str) -> NoReturn:
     raise VerificationError(message, op)
 
 

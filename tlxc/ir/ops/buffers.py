@@ -10,6 +10,7 @@ memory.
 
 from __future__ import annotations
 
+from ..accessors import Attr, Operand, OptionalOperand, VariadicOperands
 from ..core import Operation, register
 from ..effects import read, write
 from ..types import STORAGES, AliasSpecType, DType, MemDescType, TileType
@@ -48,14 +49,19 @@ class StorageAliasSpecOp(Operation):
     ATTRS = {"storage": "smem", "size": Operation.REQUIRED, "fixed": False, "smem_offset": -1}
     PURE = True
 
+    storage = Attr[str]()
+    size = Attr[int]()
+    fixed = Attr[bool]()
+    smem_offset = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
         if not isinstance(self.result.type, AliasSpecType):
             fail(self, f"the result must be alias_spec, got {self.result.type}")
-        if self.attrs["storage"] not in STORAGES:
-            fail(self, f"unknown storage {self.attrs['storage']!r}")
-        if not isinstance(self.attrs["size"], int) or self.attrs["size"] < 0:
-            fail(self, f"size must be a byte count, got {self.attrs['size']!r}")
+        if self.storage not in STORAGES:
+            fail(self, f"unknown storage {self.storage!r}")
+        if not isinstance(self.size, int) or self.size < 0:
+            fail(self, f"size must be a byte count, got {self.size!r}")
 
 
 @register
@@ -72,12 +78,17 @@ class LocalAllocOp(Operation):
     ATTRS = {"pinned": False, "alias": (), "smem_offset": -1}
     PURE = False
 
+    reuse = OptionalOperand()
+    pinned = Attr[bool]()
+    alias = Attr[tuple[int, ...]]()
+    smem_offset = Attr[int]()
+
     def alias_placement(self) -> tuple[int, int] | None:
         """``(offset, step)`` in the spec's bytes when this allocation overlays a spec."""
-        reuse = self.operand("reuse")
+        reuse = self.reuse
         if reuse is None or not isinstance(reuse.type, AliasSpecType):
             return None
-        off, step = self.attrs["alias"]
+        off, step = self.alias
         return int(off), int(step)
 
     def verify(self) -> None:
@@ -87,25 +98,25 @@ class LocalAllocOp(Operation):
             fail(self, f"unknown storage {t.storage!r}")
         if any(d <= 0 for d in t.buf_shape) or not t.buf_shape:
             fail(self, f"buffer shape must be non-empty and positive, got {t.buf_shape}")
-        reuse = self.operand("reuse")
+        reuse = self.reuse
         if reuse is not None and isinstance(reuse.type, AliasSpecType):
             spec = getattr(reuse, "op", None)
-            if isinstance(spec, StorageAliasSpecOp) and spec.attrs["storage"] != t.storage:
-                fail(self, f"reuse must be in the same storage ({t.storage}), got a spec of {spec.attrs['storage']}")
-            alias = tuple(self.attrs["alias"])
+            if isinstance(spec, StorageAliasSpecOp) and spec.storage != t.storage:
+                fail(self, f"reuse must be in the same storage ({t.storage}), got a spec of {spec.storage}")
+            alias = tuple(self.alias)
             if len(alias) != 2 or any(not isinstance(x, int) or x < 0 for x in alias):
                 fail(self, f"an allocation in a storage_alias_spec needs alias = [offset, step], got {alias}")
             if isinstance(spec, StorageAliasSpecOp) and \
-                    alias[0] + (t.num - 1) * alias[1] + t.nbytes > spec.attrs["size"]:
+                    alias[0] + (t.num - 1) * alias[1] + t.nbytes > spec.size:
                 fail(self, f"placement {list(alias)} of {t.num} buffers of {t.nbytes} bytes overflows the spec's "
-                           f"{spec.attrs['size']} bytes")
+                           f"{spec.size} bytes")
         elif reuse is not None:
             r = memdesc(self, reuse.type, "reuse")
             if r.storage != t.storage:
                 fail(self, f"reuse must be in the same storage ({t.storage}), got {r.storage}")
-        if self.attrs["alias"] and (reuse is None or not isinstance(reuse.type, AliasSpecType)):
+        if self.alias and (reuse is None or not isinstance(reuse.type, AliasSpecType)):
             fail(self, "alias placements are for allocations in a storage_alias_spec")
-        if self.attrs["pinned"] and t.layout is None:
+        if self.pinned and t.layout is None:
             fail(self, "a pinned allocation needs a layout")
 
 
@@ -117,10 +128,13 @@ class LocalViewOp(Operation):
     OPERANDS = ("buf", "index")
     PURE = True
 
+    buf = Operand()
+    index = Operand()
+
     def verify(self) -> None:
         super().verify()
-        src = memdesc(self, self.operands[0].type, "the source", array=True)
-        i32_scalar(self, self.operands[1], "the index")
+        src = memdesc(self, self.buf.type, "the source", array=True)
+        i32_scalar(self, self.index, "the index")
         if self.result.type != src.single():
             fail(self, f"result must be {src.single()}, got {self.result.type}")
 
@@ -133,11 +147,14 @@ class LocalSliceOp(Operation):
     OPERANDS = ("buf", "*offsets")
     PURE = True
 
+    buf = Operand()
+    offsets = VariadicOperands()
+
     def verify(self) -> None:
         super().verify()
-        src = memdesc(self, self.operands[0].type, "the source", array=False)
+        src = memdesc(self, self.buf.type, "the source", array=False)
         dst = memdesc(self, self.result.type, "the result", array=False)
-        offsets = self.operands[1:]
+        offsets = self.offsets
         if len(offsets) != len(src.buf_shape) or len(dst.buf_shape) != len(src.buf_shape):
             fail(self, f"slice of a rank-{len(src.buf_shape)} buffer needs that many offsets and dims")
         for v in offsets:
@@ -155,11 +172,14 @@ class LocalTransOp(Operation):
     ATTRS = {"perm": Operation.REQUIRED}
     PURE = True
 
+    buf = Operand()
+    perm = Attr[tuple[int, ...]]()
+
     def verify(self) -> None:
         super().verify()
-        src = memdesc(self, self.operands[0].type, "the source", array=False)
+        src = memdesc(self, self.buf.type, "the source", array=False)
         dst = memdesc(self, self.result.type, "the result", array=False)
-        perm = tuple(self.attrs["perm"])
+        perm = tuple(self.perm)
         if sorted(perm) != list(range(len(src.buf_shape))):
             fail(self, f"perm {perm} is not a permutation of the {len(src.buf_shape)} dims")
         if dst.buf_shape != tuple(src.buf_shape[p] for p in perm) or dst.element != src.element:
@@ -175,9 +195,11 @@ class LocalReinterpretOp(Operation):
     OPERANDS = ("buf",)
     PURE = True
 
+    buf = Operand()
+
     def verify(self) -> None:
         super().verify()
-        src = memdesc(self, self.operands[0].type, "the source")
+        src = memdesc(self, self.buf.type, "the source")
         dst = memdesc(self, self.result.type, "the result", array=False)
         if dst.nbytes > src.nbytes * max(src.num, 1) or dst.storage != src.storage:
             fail(self, f"{dst} does not fit in the bytes of {src}")
@@ -194,9 +216,13 @@ class LocalLoadOp(Operation):
     ATTRS = {"pinned": False}
     PURE = False
 
+    buf = Operand()
+    token = OptionalOperand()
+    pinned = Attr[bool]()
+
     def verify(self) -> None:
         super().verify()
-        src = memdesc(self, self.operands[0].type, "the source", array=False)
+        src = memdesc(self, self.buf.type, "the source", array=False)
         t = self.result.type
         if not isinstance(t, TileType) or t.shape != src.buf_shape or t.scalar != src.element:
             fail(self, f"result must be a tile of {src.element} of shape {src.buf_shape}, got {t}")
@@ -212,10 +238,13 @@ class LocalStoreOp(Operation):
     NUM_RESULTS = 0
     PURE = False
 
+    buf = Operand()
+    value = Operand()
+
     def verify(self) -> None:
         super().verify()
-        dst = memdesc(self, self.operands[0].type, "the destination", array=False)
-        t = self.operands[1].type
+        dst = memdesc(self, self.buf.type, "the destination", array=False)
+        t = self.value.type
         if not isinstance(t, TileType) or t.shape != dst.buf_shape or t.scalar != dst.element:
             fail(self, f"value must be a tile of {dst.element} of shape {dst.buf_shape}, got {t}")
 
@@ -228,9 +257,11 @@ class ThreadIdOp(Operation):
     ATTRS = {"axis": Operation.REQUIRED}
     PURE = True
 
+    axis = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
-        if self.attrs["axis"] not in (0, 1, 2) or str(self.result.type) != "i32":
+        if self.axis not in (0, 1, 2) or str(self.result.type) != "i32":
             fail(self, "thread_id takes axis 0, 1 or 2 and gives an i32")
 
 

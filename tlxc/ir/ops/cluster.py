@@ -10,6 +10,7 @@ code generator refuses every op that names a peer (``remote_rank``, ``remote_sto
 
 from __future__ import annotations
 
+from ..accessors import Operand
 from ..core import Operation, register
 from ..effects import Sync, read
 from ..types import DType, MemDescType
@@ -67,6 +68,10 @@ class RemoteStoreOp(Operation):
     OPERANDS = ("buf", "value", "rank")
     NUM_RESULTS = 0
 
+    buf = Operand()
+    value = Operand()
+    rank = Operand()
+
     def verify(self) -> None:
         super().verify()
         _check_store(self)
@@ -80,6 +85,11 @@ class AsyncRemoteStoreOp(Operation):
     NAME = "async_remote_store"
     OPERANDS = ("buf", "value", "rank", "bar")
     NUM_RESULTS = 0
+
+    buf = Operand()
+    value = Operand()
+    rank = Operand()
+    bar = Operand()
 
     def verify(self) -> None:
         super().verify()
@@ -96,6 +106,11 @@ class AsyncRemoteCopyOp(Operation):
     OPERANDS = ("dst", "src", "rank", "bar")
     NUM_RESULTS = 0
     MEMORY = (read("src", "async"),)
+
+    dst = Operand()
+    src = Operand()
+    rank = Operand()
+    bar = Operand()
 
     def verify(self) -> None:
         super().verify()

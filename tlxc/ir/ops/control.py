@@ -9,7 +9,11 @@ ends in ``condition(cond, *values)`` and an ``after`` region that ends in ``yiel
 
 from __future__ import annotations
 
-from ..core import Operation, register
+from typing import Sequence
+
+from ..accessors import Attr, Operand, VariadicOperands
+from ..core import Block, Operation, Value, register
+from ..types import Type
 from .base import fail, is_i1, is_int
 
 
@@ -21,7 +25,7 @@ def _terminator(op: Operation, region_index: int, name: str) -> Operation:
     return term
 
 
-def _types(values: list) -> list:
+def _types(values: Sequence[Value]) -> list[Type]:
     return [v.type for v in values]
 
 
@@ -35,13 +39,15 @@ class ModuleOp(Operation):
     NUM_REGIONS = 1
     PURE = False
 
+    source = Attr[str]()
+
     @property
-    def body(self):
+    def body(self) -> Block:
         return self.regions[0].block
 
     @property
-    def funcs(self) -> list[Operation]:
-        return [op for op in self.body.ops if op.NAME == "func"]
+    def funcs(self) -> list[FuncOp]:
+        return [op for op in self.body.ops if isinstance(op, FuncOp)]
 
 
 @register
@@ -63,14 +69,20 @@ class FuncOp(Operation):
     NUM_REGIONS = 1
     PURE = False
 
+    sym_name = Attr[str]()
+    arg_divisibility = Attr[tuple[int, ...]]()
+    num_warps = Attr[int]()
+    smem_total = Attr[int]()
+    cluster_dims = Attr[tuple[int, ...]]()
+
     @property
-    def body(self):
+    def body(self) -> Block:
         return self.regions[0].block
 
     def verify(self) -> None:
         super().verify()
         args = self.body.args
-        div = self.attrs["arg_divisibility"]
+        div = self.arg_divisibility
         if div and len(div) != len(args):
             fail(self, f"arg_divisibility has {len(div)} entries for {len(args)} arguments")
         _terminator(self, 0, "return")
@@ -86,6 +98,8 @@ class ReturnOp(Operation):
     IS_TERMINATOR = True
     PURE = False
 
+    values = VariadicOperands()
+
 
 @register
 class YieldOp(Operation):
@@ -96,6 +110,8 @@ class YieldOp(Operation):
     NUM_RESULTS = 0
     IS_TERMINATOR = True
     PURE = False
+
+    values = VariadicOperands()
 
 
 @register
@@ -109,9 +125,12 @@ class ConditionOp(Operation):
     IS_TERMINATOR = True
     PURE = False
 
+    cond = Operand()
+    values = VariadicOperands()
+
     def verify(self) -> None:
         super().verify()
-        c = self.operands[0].type
+        c = self.cond.type
         if not is_i1(c) or c.shape:
             fail(self, f"condition must be a scalar i1, got {c}")
 
@@ -132,15 +151,19 @@ class ForOp(Operation):
     NUM_REGIONS = 1
     PURE = False
 
+    lb = Operand()
+    ub = Operand()
+    step = Operand()
+    inits = VariadicOperands()
+    num_stages = Attr[int | None]()
+    loop_unroll_factor = Attr[int | None]()
+    warp_specialize = Attr[bool | None]()
+
     @property
-    def body(self):
+    def body(self) -> Block:
         return self.regions[0].block
 
-    @property
-    def inits(self):
-        return self.operands[3:]
-
-    def value_flow(self):
+    def value_flow(self) -> list[tuple[Value, Value]]:
         # inits and what an iteration yields become the carried arguments; they leave as results
         body = self.body
         carried = body.args[1:]
@@ -149,7 +172,7 @@ class ForOp(Operation):
 
     def verify(self) -> None:
         super().verify()
-        lb, ub, step = self.operands[:3]
+        lb, ub, step = self.lb, self.ub, self.step
         if not (lb.type == ub.type == step.type) or lb.type.shape or not is_int(lb.type):
             fail(self, f"bounds must be scalar integers of one type, got {lb.type}, {ub.type}, {step.type}")
         inits = _types(self.inits)
@@ -173,17 +196,19 @@ class WhileOp(Operation):
     NUM_REGIONS = 2
     PURE = False
 
-    def value_flow(self):
+    inits = VariadicOperands()
+
+    def value_flow(self) -> list[tuple[Value, Value]]:
         # inits and the body's yield enter ``before``; what the condition forwards enters
         # the body and leaves as the results
         before, after = self.regions[0].block, self.regions[1].block
         forwarded = before.ops[-1].operands[1:]
-        return (list(zip(self.operands, before.args)) + list(zip(after.ops[-1].operands, before.args))
+        return (list(zip(self.inits, before.args)) + list(zip(after.ops[-1].operands, before.args))
                 + list(zip(forwarded, after.args)) + list(zip(forwarded, self.results)))
 
     def verify(self) -> None:
         super().verify()
-        inits = _types(self.operands)
+        inits = _types(self.inits)
         before, after = self.regions[0].block, self.regions[1].block
         if _types(before.args) != inits:
             fail(self, "before-region arguments must have the init types")
@@ -206,12 +231,14 @@ class IfOp(Operation):
     NUM_REGIONS = 2
     PURE = False
 
-    def value_flow(self):
+    cond = Operand()
+
+    def value_flow(self) -> list[tuple[Value, Value]]:
         return [(v, r) for region in self.regions for v, r in zip(region.block.ops[-1].operands, self.results)]
 
     def verify(self) -> None:
         super().verify()
-        c = self.operands[0].type
+        c = self.cond.type
         if not is_i1(c) or c.shape:
             fail(self, f"condition must be a scalar i1, got {c}")
         want = _types(self.results)

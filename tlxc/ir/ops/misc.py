@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..accessors import Attr, Operand
 from ..core import Operation, register
 from .base import fail, is_i1
 
@@ -10,10 +11,12 @@ class _Axis(Operation):
     PURE = True
     ATTRS = {"axis": Operation.REQUIRED}
 
+    axis = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
-        if self.attrs["axis"] not in (0, 1, 2):
-            fail(self, f"axis must be 0, 1 or 2, got {self.attrs['axis']}")
+        if self.axis not in (0, 1, 2):
+            fail(self, f"axis must be 0, 1 or 2, got {self.axis}")
         if self.result.type.shape or self.result.type.scalar.name != "i32":
             fail(self, "result must be a scalar i32")
 
@@ -43,10 +46,13 @@ class AssertOp(Operation):
     NUM_RESULTS = 0
     PURE = False
 
+    cond = Operand()
+    message = Attr[str]()
+
     def verify(self) -> None:
         super().verify()
-        if not is_i1(self.operands[0].type):
-            fail(self, f"assert needs an i1 condition, got {self.operands[0].type}")
+        if not is_i1(self.cond.type):
+            fail(self, f"assert needs an i1 condition, got {self.cond.type}")
 
 
 @register
@@ -58,10 +64,12 @@ class AssumeOp(Operation):
     NUM_RESULTS = 0
     PURE = False
 
+    cond = Operand()
+
     def verify(self) -> None:
         super().verify()
-        if not is_i1(self.operands[0].type):
-            fail(self, f"assume needs an i1 condition, got {self.operands[0].type}")
+        if not is_i1(self.cond.type):
+            fail(self, f"assume needs an i1 condition, got {self.cond.type}")
 
 
 class _Hint(Operation):
@@ -69,12 +77,15 @@ class _Hint(Operation):
     OPERANDS = ("x",)
     ATTRS = {"values": Operation.REQUIRED}
 
+    x = Operand()
+    values = Attr[tuple[int, ...]]()
+
     def verify(self) -> None:
         super().verify()
-        t = self.operands[0].type
+        t = self.x.type
         if self.result.type != t:
             fail(self, "a hint returns its operand unchanged")
-        vals = tuple(self.attrs["values"])
+        vals = tuple(self.values)
         if len(vals) != max(1, len(t.shape)):
             fail(self, f"needs one value per dimension ({max(1, len(t.shape))}), got {len(vals)}")
         if any((not isinstance(v, int)) or v < 1 for v in vals):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..accessors import Attr, Operand
 from ..core import Operation, register
 from .base import fail, is_float, is_int, is_ptr
 
@@ -22,10 +23,14 @@ class ReduceOp(Operation):
     OPERANDS = ("x",)
     ATTRS = {"axis": Operation.REQUIRED, "kind": Operation.REQUIRED}
 
+    x = Operand()
+    axis = Attr[int]()
+    kind = Attr[str]()
+
     def verify(self) -> None:
         super().verify()
-        src, dst = self.operands[0].type, self.result.type
-        kind, axis = self.attrs["kind"], self.attrs["axis"]
+        src, dst = self.x.type, self.result.type
+        kind, axis = self.kind, self.axis
         if kind not in REDUCE_KINDS:
             fail(self, f"unknown reduction {kind!r}")
         if not src.shape or not 0 <= axis < len(src.shape):
@@ -54,9 +59,15 @@ class DotOp(Operation):
     OPERANDS = ("a", "b", "acc")
     ATTRS = {"input_precision": "ieee", "max_num_imprecise_acc": 0}
 
+    a = Operand()
+    b = Operand()
+    acc = Operand()
+    input_precision = Attr[str]()
+    max_num_imprecise_acc = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
-        a, b, c = (v.type for v in self.operands)
+        a, b, c = self.a.type, self.b.type, self.acc.type
         if len(a.shape) not in (2, 3) or len(a.shape) != len(b.shape) or len(c.shape) != len(a.shape):
             fail(self, f"dot needs tiles of rank 2 (or 3 with a batch), got {a}, {b}, {c}")
         if a.shape[-1] != b.shape[-2]:
@@ -69,7 +80,7 @@ class DotOp(Operation):
             fail(self, f"operand element types differ: {a.scalar} and {b.scalar}")
         if self.result.type != c:
             fail(self, "result type must equal the accumulator type")
-        if self.attrs["input_precision"] not in INPUT_PRECISIONS:
-            fail(self, f"unknown input precision {self.attrs['input_precision']!r}")
+        if self.input_precision not in INPUT_PRECISIONS:
+            fail(self, f"unknown input precision {self.input_precision!r}")
         if is_float(a) != is_float(c):
             fail(self, f"accumulator {c.scalar} does not suit {a.scalar} inputs")

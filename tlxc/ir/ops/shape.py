@@ -3,6 +3,7 @@ reshape, trans, join and split."""
 
 from __future__ import annotations
 
+from ..accessors import Attr, Operand
 from ..core import Operation, register
 from ..types import TileType
 from .base import fail, is_power_of_two
@@ -16,9 +17,12 @@ class ArangeOp(Operation):
     NAME = "arange"
     ATTRS = {"start": Operation.REQUIRED, "end": Operation.REQUIRED}
 
+    start = Attr[int]()
+    end = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
-        n = self.attrs["end"] - self.attrs["start"]
+        n = self.end - self.start
         if not is_power_of_two(n):
             fail(self, f"arange length {n} is not a power of two")
         t = self.result.type
@@ -34,9 +38,11 @@ class SplatOp(Operation):
     NAME = "splat"
     OPERANDS = ("x",)
 
+    x = Operand()
+
     def verify(self) -> None:
         super().verify()
-        src, dst = self.operands[0].type, self.result.type
+        src, dst = self.x.type, self.result.type
         if isinstance(src, TileType) or not isinstance(dst, TileType):
             fail(self, f"splat takes a scalar and gives a tile: {src} -> {dst}")
         if dst.scalar != src:
@@ -51,9 +57,11 @@ class BroadcastOp(Operation):
     NAME = "broadcast"
     OPERANDS = ("x",)
 
+    x = Operand()
+
     def verify(self) -> None:
         super().verify()
-        src, dst = self.operands[0].type, self.result.type
+        src, dst = self.x.type, self.result.type
         if not isinstance(src, TileType) or not isinstance(dst, TileType):
             fail(self, "broadcast works on tiles")
         if len(src.shape) != len(dst.shape) or src.scalar != dst.scalar:
@@ -72,11 +80,14 @@ class ExpandDimsOp(Operation):
     OPERANDS = ("x",)
     ATTRS = {"axis": Operation.REQUIRED}
 
+    x = Operand()
+    axis = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
-        src, dst = self.operands[0].type, self.result.type
+        src, dst = self.x.type, self.result.type
         shape = list(src.shape)
-        axis = self.attrs["axis"]
+        axis = self.axis
         if not 0 <= axis <= len(shape):
             fail(self, f"axis {axis} out of range for rank {len(shape)}")
         shape.insert(axis, 1)
@@ -94,9 +105,12 @@ class ReshapeOp(Operation):
     OPERANDS = ("x",)
     ATTRS = {"can_reorder": False}
 
+    x = Operand()
+    can_reorder = Attr[bool]()
+
     def verify(self) -> None:
         super().verify()
-        src, dst = self.operands[0].type, self.result.type
+        src, dst = self.x.type, self.result.type
         n_src = 1
         for d in src.shape:
             n_src *= d
@@ -116,10 +130,13 @@ class TransOp(Operation):
     OPERANDS = ("x",)
     ATTRS = {"order": Operation.REQUIRED}
 
+    x = Operand()
+    order = Attr[tuple[int, ...]]()
+
     def verify(self) -> None:
         super().verify()
-        src, dst = self.operands[0].type, self.result.type
-        order = tuple(self.attrs["order"])
+        src, dst = self.x.type, self.result.type
+        order = tuple(self.order)
         if sorted(order) != list(range(len(src.shape))):
             fail(self, f"order {order} is not a permutation of rank {len(src.shape)}")
         if dst.shape != tuple(src.shape[i] for i in order) or dst.scalar != src.scalar:
@@ -134,9 +151,12 @@ class JoinOp(Operation):
     NAME = "join"
     OPERANDS = ("lhs", "rhs")
 
+    lhs = Operand()
+    rhs = Operand()
+
     def verify(self) -> None:
         super().verify()
-        a, b = self.operands
+        a, b = self.lhs, self.rhs
         if a.type != b.type:
             fail(self, f"join needs equal types, got {a.type} and {b.type}")
         if self.result.type.shape != a.type.shape + (2,) or self.result.type.scalar != a.type.scalar:
@@ -152,9 +172,11 @@ class SplitOp(Operation):
     OPERANDS = ("x",)
     NUM_RESULTS = 2
 
+    x = Operand()
+
     def verify(self) -> None:
         super().verify()
-        src = self.operands[0].type
+        src = self.x.type
         if not src.shape or src.shape[-1] != 2:
             fail(self, f"split needs a last dimension of 2, got shape {src.shape}")
         for r in self.results:
@@ -171,9 +193,11 @@ class ConvertLayoutOp(Operation):
     NAME = "convert_layout"
     OPERANDS = ("x",)
 
+    x = Operand()
+
     def verify(self) -> None:
         super().verify()
-        src, dst = self.operands[0].type, self.result.type
+        src, dst = self.x.type, self.result.type
         if not isinstance(src, TileType) or not isinstance(dst, TileType):
             fail(self, "convert_layout works on tiles")
         if src.shape != dst.shape or src.scalar != dst.scalar:

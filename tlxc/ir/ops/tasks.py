@@ -42,6 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..accessors import Attr
 from ..core import Block, Operation, Region, register
 from ..effects import CTA_BARRIER
 from ..types import TileType
@@ -88,6 +89,22 @@ def partition_record(task: int, replica: int, default: bool, num_warps: int, reg
             "warp_start": warp_start}
 
 
+class _Partitions(Attr[Any]):
+    """The ``partitions`` attribute (one record per region), read as ``Partition`` views
+    of the regions; assigning writes the records."""
+
+    __slots__ = ()
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:  # type: ignore[override]
+        if obj is None:
+            return self
+        out = []
+        for i, (region, rec) in enumerate(zip(obj.regions, obj.attrs["partitions"])):
+            out.append(Partition(region, i, int(rec["task"]), int(rec["replica"]), bool(rec["default"]),
+                                 int(rec["num_warps"]), int(rec["registers"]), int(rec["warp_start"])))
+        return out
+
+
 @register
 class AsyncTasksOp(Operation):
     """Partitions that run concurrently on disjoint warps (see the module doc)."""
@@ -101,13 +118,10 @@ class AsyncTasksOp(Operation):
     # every warp of the CTA meets where the region starts and where it ends
     SYNC = (CTA_BARRIER,)
 
-    @property
-    def partitions(self) -> list[Partition]:
-        out = []
-        for i, (region, rec) in enumerate(zip(self.regions, self.attrs["partitions"])):
-            out.append(Partition(region, i, int(rec["task"]), int(rec["replica"]), bool(rec["default"]),
-                                 int(rec["num_warps"]), int(rec["registers"]), int(rec["warp_start"])))
-        return out
+    partitions = _Partitions()
+    exclusive = Attr[bool]()
+    no_ending_cluster_sync = Attr[bool]()
+    mbarrier_try_wait_suspend_ns = Attr[int]()
 
     @property
     def default_partition(self) -> Partition:

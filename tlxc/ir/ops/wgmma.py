@@ -4,6 +4,7 @@ with ``b`` (and optionally ``a``) in shared memory; its result may only be read 
 
 from __future__ import annotations
 
+from ..accessors import Attr, Operand, OptionalOperand, VariadicOperands
 from ..core import Operation, register
 from ..effects import Sync, read
 from ..types import MemDescType, TileType
@@ -29,9 +30,15 @@ class AsyncDotOp(Operation):
     ATTRS = {"input_precision": "tf32"}
     MEMORY = (read("a", "async"), read("b", "async"))  # the operands that are buffers
 
+    a = Operand()
+    b = Operand()
+    acc = OptionalOperand()
+    use_acc = OptionalOperand()
+    input_precision = Attr[str]()
+
     def verify(self) -> None:
         super().verify()
-        a, b = self.operands[0].type, self.operands[1].type
+        a, b = self.a.type, self.b.type
         sa, sb = _matrix_shape(a), _matrix_shape(b)
         if sa is None or len(sa) != 2:
             fail(self, f"a must be a rank-2 buffer or tile, got {a}")
@@ -45,14 +52,14 @@ class AsyncDotOp(Operation):
         t = self.result.type
         if not isinstance(t, TileType) or t.shape != (sa[0], sb[1]):
             fail(self, f"result must be a tile of shape {[sa[0], sb[1]]}, got {t}")
-        acc = self.operand("acc")
+        acc = self.acc
         if acc is not None and acc.type != t:
             fail(self, f"acc must have the result type {t}, got {acc.type}")
-        use = self.operand("use_acc")
+        use = self.use_acc
         if use is not None and (not is_i1(use.type) or use.type.shape):
             fail(self, f"use_acc must be a scalar i1, got {use.type}")
-        if self.attrs["input_precision"] not in INPUT_PRECISIONS:
-            fail(self, f"unknown input precision {self.attrs['input_precision']!r}")
+        if self.input_precision not in INPUT_PRECISIONS:
+            fail(self, f"unknown input precision {self.input_precision!r}")
 
 
 @register
@@ -68,9 +75,12 @@ class AsyncDotWaitOp(Operation):
     RETIRES_ALL_AT_ZERO = True
     NUM_RESULTS = None
 
+    values = VariadicOperands()
+    pendings = Attr[int]()
+
     def verify(self) -> None:
         super().verify()
-        if [r.type for r in self.results] != [v.type for v in self.operands]:
+        if [r.type for r in self.results] != [v.type for v in self.values]:
             fail(self, "results must have the operands' types")
-        if not isinstance(self.attrs["pendings"], int) or self.attrs["pendings"] < 0:
-            fail(self, f"pendings must be a non-negative integer, got {self.attrs['pendings']}")
+        if not isinstance(self.pendings, int) or self.pendings < 0:
+            fail(self, f"pendings must be a non-negative integer, got {self.pendings}")

@@ -33,7 +33,7 @@ Tensor-memory buffers keep no layout (tcgen05 lowering is a later issue).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 from ...errors import CompilationError
 from .. import ops
@@ -43,7 +43,7 @@ from ..layout import gf2
 from ..layout.common import BLOCK, OFFSET, dim_names, with_standard_ins
 from ..layout.linear import LayoutError, LinearLayout, is_pow2, log2
 from ..layout.nvidia import choose_nvmma_swizzle, nvmma_shared
-from ..types import MemDescType
+from ..types import MemDescType, narrow
 from .options import DEFAULT_OPTIONS, PassOptions
 from .rewrite import constant_of
 
@@ -161,7 +161,7 @@ def is_plain(layout: LinearLayout, shape: tuple[int, ...], elem_bits: int) -> bo
 
 
 # ----------------------------------------------------------------------------- the pass
-def _fail(op: Operation, message: str, help: str | None = None) -> None:
+def _fail(op: Operation, message: str, help: str | None = None) -> NoReturn:
     raise CompilationError(TLX, message, op.loc, help)
 
 
@@ -178,8 +178,9 @@ def _check_buffer(op: Operation, t: MemDescType) -> None:
                                "supported by the code generator yet; store them as int8", op.loc)
 
 
-def _reinterprets_bytes(op: Operation) -> bool:
-    src, dst = op.operands[0].type, op.result.type
+def _reinterprets_bytes(op: ops.LocalReinterpretOp) -> bool:
+    # verify() has checked that both are buffers
+    src, dst = narrow(op.buf.type, MemDescType), narrow(op.result.type, MemDescType)
     return (src.element.bits, src.buf_shape) != (dst.element.bits, dst.buf_shape)
 
 
@@ -191,13 +192,13 @@ class _Assigner:
         self.plain: set[Operation] = set()
         plain_copies = self.info.plain_async_copy_buffers
         for op in func.walk():
-            if isinstance(op, ops.LocalReinterpretOp) and _is_smem(op.operands[0]) and _reinterprets_bytes(op):
-                self.plain |= roots.get(id(op.operands[0]), set())
-            if plain_copies and isinstance(op, ops.AsyncLoadOp) and _is_smem(op.operands[1]):
-                self.plain |= roots.get(id(op.operands[1]), set())
+            if isinstance(op, ops.LocalReinterpretOp) and _is_smem(op.buf) and _reinterprets_bytes(op):
+                self.plain |= roots.get(id(op.buf), set())
+            if plain_copies and isinstance(op, ops.AsyncLoadOp) and _is_smem(op.buf):
+                self.plain |= roots.get(id(op.buf), set())
 
     def set(self, v: Value, layout: LinearLayout) -> None:
-        v.type = v.type.with_layout(layout)  # type: ignore[attr-defined]
+        v.type = narrow(v.type, MemDescType).with_layout(layout)
 
     def block(self, block: Block) -> None:
         for op in block.ops:
@@ -216,11 +217,11 @@ class _Assigner:
             _fail(op, str(e).splitlines()[0])
 
     def layout_of(self, op: Operation) -> LinearLayout:
-        t: MemDescType = op.result.type  # type: ignore[assignment]
+        t = narrow(op.result.type, MemDescType)  # op() picked ops with buffer results
         if isinstance(op, ops.LocalAllocOp):
             _check_buffer(op, t)
-            reuse = op.operand("reuse")
-            if t.layout is not None and op.attrs["pinned"]:
+            reuse = op.reuse
+            if t.layout is not None and op.pinned:
                 return t.layout
             if reuse is not None and isinstance(reuse.type, MemDescType) and reuse.type.layout is not None and \
                     (reuse.type.buf_shape, reuse.type.element.bits) == (t.buf_shape, t.element.bits):
@@ -232,23 +233,25 @@ class _Assigner:
             if chosen is not None:
                 return chosen
             return default_layout(t.buf_shape, t.element.bits, self.swizzle)
-        src: MemDescType = op.operands[0].type  # type: ignore[assignment]
+        if not isinstance(op, (ops.LocalViewOp, ops.LocalTransOp, ops.LocalSliceOp, ops.LocalReinterpretOp)):
+            raise LayoutError(f"internal: no buffer layout rule for '{op.NAME}'")
+        src = narrow(op.buf.type, MemDescType)
         if src.layout is None:  # pragma: no cover - the walk visits definitions first
             raise LayoutError("internal: a view of a buffer without a layout")
-        if isinstance(op, ops.LocalViewOp):
-            return src.layout
-        if isinstance(op, ops.LocalTransOp):
-            return trans_view(src.layout, tuple(op.attrs["perm"]))
-        if isinstance(op, ops.LocalSliceOp):
-            return self.slice(op, src)
-        if isinstance(op, ops.LocalReinterpretOp):
-            return self.reinterpret(op, src, t)
-        raise LayoutError(f"internal: no buffer layout rule for '{op.NAME}'")
+        match op:
+            case ops.LocalViewOp():
+                return src.layout
+            case ops.LocalTransOp():
+                return trans_view(src.layout, tuple(op.perm))
+            case ops.LocalSliceOp():
+                return self.slice(op, src, t)
+            case ops.LocalReinterpretOp():
+                return self.reinterpret(op, src, t)
 
-    def slice(self, op: Operation, src: MemDescType) -> LinearLayout:
-        shape = op.result.type.buf_shape
-        _check_buffer(op, op.result.type)
-        for d, (v, n) in enumerate(zip(op.operands[1:], shape)):
+    def slice(self, op: ops.LocalSliceOp, src: MemDescType, dst: MemDescType) -> LinearLayout:
+        shape = dst.buf_shape
+        _check_buffer(op, dst)
+        for d, (v, n) in enumerate(zip(op.offsets, shape)):
             c = constant_of(v)
             if c is not None and int(c) % n:
                 _fail(op, f"local_slice offset {c} of dimension {d} is not a multiple of the slice size {n}; "
@@ -258,9 +261,8 @@ class _Assigner:
         except LayoutError as e:
             _fail(op, str(e).splitlines()[0], "slice whole swizzle atoms (rows, or columns in multiples of the "
                                               "swizzle span), or allocate the pieces as separate buffers")
-        raise AssertionError  # pragma: no cover
 
-    def reinterpret(self, op: Operation, src: MemDescType, dst: MemDescType) -> LinearLayout:
+    def reinterpret(self, op: ops.LocalReinterpretOp, src: MemDescType, dst: MemDescType) -> LinearLayout:
         if (src.element.bits, src.buf_shape) == (dst.element.bits, dst.buf_shape):
             return src.layout
         _check_buffer(op, dst)
@@ -271,8 +273,8 @@ class _Assigner:
 
     def control(self, op: Operation) -> None:
         if isinstance(op, ops.ForOp):
-            body = op.regions[0].block
-            self.carry(op.operands[3:], list(body.args[1:]) + list(op.results), len(body.args) - 1)
+            body = op.body
+            self.carry(op.inits, list(body.args[1:]) + list(op.results), len(body.args) - 1)
             self.block(body)
             self.check(op, body.ops[-1].operands, body.args[1:])
         elif isinstance(op, ops.IfOp):
@@ -283,7 +285,7 @@ class _Assigner:
             self.check(op, else_y, op.results)
         elif isinstance(op, ops.WhileOp):
             before, after = op.regions[0].block, op.regions[1].block
-            self.carry(op.operands, list(before.args), len(before.args))
+            self.carry(op.inits, list(before.args), len(before.args))
             self.block(before)
             cond = before.ops[-1].operands[1:]
             self.carry(cond, list(after.args) + list(op.results), len(after.args))
@@ -311,6 +313,6 @@ def run(module: Operation, options: PassOptions, *, swizzle: bool = True) -> Ope
     bank-conflict-avoiding LDS swizzle) or else NVIDIA's NVMMA one (TMA / wgmma); without
     it buffers are plain row-major. ``options.target.plain_async_copy_buffers`` keeps the
     allocations ``async_load`` writes row-major."""
-    for func in module.funcs:  # type: ignore[attr-defined]
+    for func in module.funcs:
         _Assigner(func, swizzle, options).block(func.body)
     return module

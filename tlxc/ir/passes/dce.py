@@ -20,6 +20,7 @@ terminate), as does a ``for`` whose step is not a known positive constant, and s
 
 from __future__ import annotations
 
+from .. import ops
 from ..core import Block, Operation
 from .options import PassOptions
 from .rewrite import blocks_of, constant_of, drop_block_arg, drop_operand, drop_result, tag
@@ -68,30 +69,37 @@ def _is_dead(op: Operation, options: PassOptions) -> bool:
 def _free_of_effects(op: Operation) -> bool:
     """Whether removing ``op`` (with everything in its regions) changes nothing but its
     results."""
-    if op.NAME == "yield":
+    if isinstance(op, ops.YieldOp):
         return True
     if not op.regions:
         return op.PURE and not op.IS_TERMINATOR
-    if op.NAME == "for":
-        step = constant_of(op.operands[2])
+    if isinstance(op, ops.ForOp):
+        step = constant_of(op.step)
         if not isinstance(step, int) or step <= 0:
             return False  # a zero step never ends; a negative one is the frontend's rule
-    elif op.NAME != "if":
+    elif not isinstance(op, ops.IfOp):
         return False
     return all(_free_of_effects(inner) for block in blocks_of(op) for inner in block.ops)
 
 
+def _terminator(block: Block) -> Operation:
+    # the verifier has checked that the regions of ``if`` and ``for`` end in ``yield``
+    term = block.terminator
+    assert term is not None
+    return term
+
+
 def _drop_unused_results(op: Operation) -> bool:
-    if op.NAME == "if":
+    if isinstance(op, ops.IfOp):
         dead = [i for i, r in enumerate(op.results) if not r.uses]
         for i in reversed(dead):
             for block in blocks_of(op):
-                drop_operand(block.terminator, i)
+                drop_operand(_terminator(block), i)
             drop_result(op, i)
         return bool(dead)
-    if op.NAME == "for":
-        body = op.regions[0].block
-        term = body.terminator
+    if isinstance(op, ops.ForOp):
+        body = op.body
+        term = _terminator(body)
         dead = []
         for i, r in enumerate(op.results):
             arg = body.args[i + 1]
@@ -101,7 +109,7 @@ def _drop_unused_results(op: Operation) -> bool:
         for i in reversed(dead):
             drop_operand(term, i)
             drop_block_arg(body, i + 1)
-            drop_operand(op, 3 + i)
+            drop_operand(op, len(op.operands) - len(op.inits) + i)  # the init of result i
             drop_result(op, i)
         return bool(dead)
     return False

@@ -33,7 +33,7 @@ from __future__ import annotations
 from .. import ops
 from ..builder import Builder
 from ..core import Operation, Value
-from ..types import DType, TensorDescType, TileType, int1, int32, int64
+from ..types import DType, PointerType, TensorDescType, TileType, int1, int32, int64
 from . import cse, dce, fold
 from .options import DEFAULT_OPTIONS, PassOptions
 from .rewrite import constant_of
@@ -52,11 +52,11 @@ def rewrite(func: Operation) -> int:
     """Rewrite ``func``'s device-made descriptors in place; return how many were."""
     done = 0
     for make in [op for op in func.walk() if isinstance(op, ops.MakeTensorDescOp)]:
-        if make.operand("desc_ptr") is not None:
+        if make.desc_ptr is not None:
             continue
-        users = list(make.result.uses)
-        if not all(isinstance(u, _USERS) and u.operands[0] is make.result
-                   and make.result not in u.operands[1:] for u in users):
+        users = [u for u in make.result.uses if isinstance(u, _USERS) and u.desc is make.result
+                 and make.result not in u.operands[1:]]
+        if len(users) != len(make.result.uses):
             continue
         for user in users:
             _lower(user, make)
@@ -68,12 +68,15 @@ def rewrite(func: Operation) -> int:
     return done
 
 
-def _lower(op: Operation, make: Operation) -> None:
-    dt: TensorDescType = make.result.type  # type: ignore[assignment]
+def _lower(op: ops.DescriptorLoadOp | ops.DescriptorStoreOp, make: ops.MakeTensorDescOp) -> None:
+    dt = make.result.type
+    assert isinstance(dt, TensorDescType)  # make_tensor_descriptor's verify() checked it
+    base_type = make.base.type
+    assert isinstance(base_type, PointerType)  # checked there too
     rank = len(dt.block_shape)
-    base, dims = make.operands[0], make.operands[1:1 + 2 * rank]
+    base, dims = make.base, make.dims
     shape, strides = dims[:rank], dims[rank:]
-    coords = op.operands[1:] if isinstance(op, ops.DescriptorLoadOp) else op.operands[2:]
+    coords = op.coords
     b = Builder(loc=op.loc)
     with b.before(op):
         block = tuple(dt.block_shape)
@@ -82,7 +85,7 @@ def _lower(op: Operation, make: Operation) -> None:
         for c, s in zip(coords, strides):
             off = b.value(ops.MulOp, [_int(b, c, int64), _int(b, s, int64)], int64)
             start = b.value(ops.AddPtrOp, [start, off], base.type)
-        ptrs = b.value(ops.SplatOp, [start], TileType(block, base.type))
+        ptrs = b.value(ops.SplatOp, [start], TileType(block, base_type))
         mask: Value | None = None
         for k in range(rank):
             n = block[k]
@@ -102,13 +105,13 @@ def _lower(op: Operation, make: Operation) -> None:
             inside = _spread(b, b.value(ops.AndOp, [lo, hi], TileType((n,), int1)), k, block)
             mask = inside if mask is None else b.value(ops.AndOp, [mask, inside], TileType(block, int1))
         if isinstance(op, ops.DescriptorLoadOp):
-            pad = float("nan") if make.attrs["padding"] == "nan" else 0
+            pad = float("nan") if make.padding == "nan" else 0
             other = b.value(ops.ConstantOp, [], TileType(block, dt.element),
                             value=float(pad) if dt.element.is_floating() else 0)
             loaded = b.value(ops.LoadOp, [ptrs], op.result.type, optional={"mask": mask, "other": other})
             op.result.replace_all_uses_with(loaded)
         else:
-            b.create(ops.StoreOp, [ptrs, op.operands[1]], [], optional={"mask": mask})
+            b.create(ops.StoreOp, [ptrs, op.value], [], optional={"mask": mask})
     op.erase()
 
 

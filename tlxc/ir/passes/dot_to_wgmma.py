@@ -53,15 +53,15 @@ def _pow2(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
-def eligible(op: Operation, num_warps: int, instr_k: Callable[[str], int | None]) -> bool:
+def eligible(op: DotOp, num_warps: int, instr_k: Callable[[str], int | None]) -> bool:
     """Whether ``op`` (a ``dot``) has shapes and types wgmma runs (before the layout check).
     ``instr_k``: the K of one wgmma instruction for an operand type name, None when wgmma
     does not take it -- a fact of the target (``TargetInfo.wgmma_instr_k``)."""
-    a, b, c = (v.type for v in op.operands)
+    a, b, c = op.a.type, op.b.type, op.acc.type
     if len(a.shape) != 2 or num_warps % 4:
         return False
-    elem: DType = a.scalar
-    if _ACC.get(elem.name) != c.scalar.name or b.scalar != elem:
+    elem = a.scalar
+    if not isinstance(elem, DType) or _ACC.get(elem.name) != c.scalar.name or b.scalar != elem:
         return False
     (m, k), n = a.shape, b.shape[1]
     if not all(_pow2(d) for d in (m, n, k)) or m % WARPGROUP_ROWS:
@@ -88,10 +88,11 @@ def _buffer(hoist: Builder, shape: tuple[int, ...], elem: DType, created: list[O
     return view.result
 
 
-def _rewrite(op: Operation, body: Block, options: PassOptions, num_warps: int) -> None:
-    a, b, acc = op.operands
-    elem: DType = a.type.scalar  # type: ignore[union-attr]
-    (m, k), n = a.type.shape, b.type.shape[1]  # type: ignore[union-attr]
+def _rewrite(op: DotOp, body: Block, options: PassOptions, num_warps: int) -> None:
+    a, b, acc = op.a, op.b, op.acc
+    elem = a.type.scalar
+    assert isinstance(elem, DType)  # eligible() checked it
+    (m, k), n = a.type.shape, b.type.shape[1]
     top = _top_level(op, body)
     created: list[Operation] = []  # in order, to undo
     with Builder(None, op.loc).before(top) as hoist:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 
+from .. import ops
 from ..core import Block, Operation, Value
 from ..types import DType, Kind
 from . import evaluate as ev
@@ -39,7 +40,7 @@ from .options import PassOptions
 from .rewrite import blocks_of, constant_of, inline_block_before, insert_constant, replace_op, tag
 
 ELEMENTWISE_BINARY = ev.INT_BINARY | ev.FLOAT_BINARY
-SHAPE_OPS = frozenset({"splat", "broadcast", "expand_dims", "reshape", "trans"})
+SHAPE_OPS = (ops.SplatOp, ops.BroadcastOp, ops.ExpandDimsOp, ops.ReshapeOp, ops.TransOp)
 COMMUTATIVE = frozenset({"add", "mul", "and", "or", "xor", "minimum", "maximum"})
 # x op x == x
 IDEMPOTENT = frozenset({"and", "or", "minimum", "maximum"})
@@ -82,21 +83,21 @@ class _Folder:
         if name in ELEMENTWISE_BINARY or name in ("cmp", "convert") or name in ev.UNARY:
             if self._fold_elementwise(op):
                 return True
-        if name in SHAPE_OPS:
-            value = constant_of(op.operands[0])
+        if isinstance(op, SHAPE_OPS):
+            value = constant_of(op.x)
             if value is not None:
                 return self._replace_by_constant(op, value)
             return False
-        match name:
-            case "select":
+        match op:
+            case ops.SelectOp():
                 return self._fold_select(op)
-            case "if":
+            case ops.IfOp():
                 return self._fold_if(op)
-            case "for":
+            case ops.ForOp():
                 return self._fold_for(op)
-            case "addptr":
-                if self._const(op.operands[1]) == 0:
-                    replace_op(op, [op.operands[0]])
+            case ops.AddPtrOp():
+                if self._const(op.offset) == 0:
+                    replace_op(op, [op.ptr])
                     return True
                 return False
         if name in ELEMENTWISE_BINARY:
@@ -116,29 +117,31 @@ class _Folder:
         return True
 
     def _fold_elementwise(self, op: Operation) -> bool:
-        values = [self._const(v) for v in op.operands]
-        if any(v is None for v in values):
+        consts = [self._const(v) for v in op.operands]
+        values = [v for v in consts if v is not None]
+        if len(values) != len(consts):
             return False
         src = op.operands[0].type.scalar
         dst = op.result.type.scalar
         assert isinstance(src, DType) and isinstance(dst, DType)
         if not self.options.fold_floats and Kind.FLOAT in (src.kind, dst.kind):
             return False
-        match op.NAME:
-            case "cmp":
-                r = ev.eval_cmp(op.attrs["predicate"], values[0], values[1], src)
-            case "convert":
+        r: ev.Scalar | None
+        match op:
+            case ops.CmpOp():
+                r = ev.eval_cmp(op.predicate, values[0], values[1], src)
+            case ops.ConvertOp():
                 r = ev.eval_convert(values[0], src, dst)
-            case name if name in ev.UNARY:
-                r = ev.eval_unary(name, values[0], dst)
-            case name:
-                r = ev.eval_binary(name, values[0], values[1], dst, op.attrs)
+            case _ if op.NAME in ev.UNARY:
+                r = ev.eval_unary(op.NAME, values[0], dst)
+            case _:
+                r = ev.eval_binary(op.NAME, values[0], values[1], dst, op.attrs)
         if r is None:
             return False
         return self._replace_by_constant(op, ev.as_attr(r, dst))
 
-    def _fold_select(self, op: Operation) -> bool:
-        cond, a, b = op.operands
+    def _fold_select(self, op: ops.SelectOp) -> bool:
+        cond, a, b = op.cond, op.true_value, op.false_value
         c = self._const(cond)
         if c is not None:
             replace_op(op, [a if c else b])
@@ -148,20 +151,20 @@ class _Folder:
             return True
         return False
 
-    def _fold_if(self, op: Operation) -> bool:
-        c = self._const(op.operands[0])
+    def _fold_if(self, op: ops.IfOp) -> bool:
+        c = self._const(op.cond)
         if c is None:
             return False
         taken = op.regions[0 if c else 1].block
         replace_op(op, inline_block_before(taken, op))
         return True
 
-    def _fold_for(self, op: Operation) -> bool:
-        lb, ub, step = (self._const(v) for v in op.operands[:3])
+    def _fold_for(self, op: ops.ForOp) -> bool:
+        lb, ub, step = (self._const(v) for v in (op.lb, op.ub, op.step))
         # A negative step is left alone: whether it counts down is the frontend's rule.
         if lb is None or ub is None or step is None or step <= 0 or lb < ub:
             return False
-        replace_op(op, list(op.operands[3:]))
+        replace_op(op, op.inits)
         return True
 
     # -- identities ------------------------------------------------------------------------

@@ -31,12 +31,12 @@ from ...errors import CompilationError
 from .. import ops
 from ..analysis.axis_info import analyze
 from ..builder import Builder
-from ..core import Operation, Value
+from ..core import Block, Operation, OpResult, Value
 from ..layout import shape_ops
 from ..layout.amd import AmdMfma, AmdWmma
 from ..layout.common import LANE, REGISTER, WARP, blocked, slice_layout
 from ..layout.linear import LayoutError, LinearLayout
-from ..types import DType, Kind, MemDescType, PointerType, TileType
+from ..types import DType, Kind, MemDescType, PointerType, TileType, narrow
 from .options import PassOptions
 
 _ELEMENTWISE = (
@@ -55,22 +55,33 @@ def _bytes(t: DType | PointerType) -> int:
     return 8 if isinstance(t, PointerType) else max(1, t.bits // 8)
 
 
+def _tile(v: Value) -> TileType:
+    return narrow(v.type, TileType)
+
+
+def _layout(v: Value) -> Any:
+    """The layout of ``v``, a tile (None before this pass gave it one)."""
+    return narrow(v.type, TileType).layout
+
+
 class _Assigner:
     def __init__(self, func: Operation, options: PassOptions) -> None:
         self.func = func
         self.info = options.target
         self.target = options.target.layout_target
-        self.num_warps = func.attrs["num_warps"]
+        self.num_warps: int = func.num_warps
         self.vec: dict[tuple[int, ...], int] = {}
         self.remat: dict[tuple[Value, LinearLayout], Value] = {}  # values rebuilt in another layout
         self.canon: dict[tuple[tuple[int, ...], int], LinearLayout] = {}
         axis = analyze(func)
         for op in func.walk():
-            if isinstance(op, (ops.LoadOp, ops.StoreOp, ops.AsyncLoadOp)) and op.operands[0].type.shape:
-                ptr = op.operands[0]
+            if isinstance(op, (ops.LoadOp, ops.StoreOp, ops.AsyncLoadOp)) and op.ptr.type.shape:
+                ptr = op.ptr
                 shape = ptr.type.shape
-                v = axis.vector_elements(ptr, len(shape) - 1, _bytes(ptr.type.scalar.pointee),
-                                         self.target.max_vector_bytes, op.operand("mask"))
+                pointer = ptr.type.scalar
+                assert isinstance(pointer, PointerType)  # the op's verify() checked it
+                v = axis.vector_elements(ptr, len(shape) - 1, _bytes(pointer.pointee),
+                                         self.target.max_vector_bytes, op.mask)
                 self.vec[shape] = max(self.vec.get(shape, 1), v)
 
     # -- layouts -------------------------------------------------------------------------------
@@ -140,14 +151,16 @@ class _Assigner:
         v.type = TileType(t.shape, t.element, layout)
 
     def require(self, op: Operation, index: int, layout: LinearLayout) -> None:
+        """Operand ``index`` of ``op`` (a tile) in ``layout``, rebuilt or converted."""
         v = op.operands[index]
-        if v.type.layout == layout:
+        t = _tile(v)
+        if t.layout == layout:
             return
         new = self.rematerialize(v, layout)
         if new is None:
             with Builder(None).before(op) as b:
                 b.loc = op.loc
-                new = b.value(ops.ConvertLayoutOp, [v], TileType(v.type.shape, v.type.element, layout))
+                new = b.value(ops.ConvertLayoutOp, [v], TileType(t.shape, t.element, layout))
         op.set_operand(index, new)
 
     # -- rematerialization: index arithmetic rebuilt in the layout a consumer wants ------------------
@@ -164,12 +177,14 @@ class _Assigner:
         if not self._plan(v, layout, plan, [REMAT_LIMIT]):
             return None
         for (old, lay), (src, wants) in plan.items():  # dependencies first
-            operands = [u if want is None or u.type.layout == want else self.remat[(u, want)]
+            operands = [u if want is None or _layout(u) == want else self.remat[(u, want)]
                         for u, want in zip(src.operands, wants)]
             block = src.parent
+            assert block is not None
             b = Builder(block)
             b.index = block.ops.index(src) + 1
-            new = b.create(type(src), operands, [TileType(old.type.shape, old.type.element, lay)], dict(src.attrs),
+            old_type = _tile(old)
+            new = b.create(type(src), operands, [TileType(old_type.shape, old_type.element, lay)], dict(src.attrs),
                            loc=src.loc)
             self.remat[(old, lay)] = new.result
         return self.remat[(v, layout)]
@@ -178,22 +193,22 @@ class _Assigner:
         """Add what rebuilding ``v`` in ``layout`` takes to ``plan`` (False: too much or not
         possible); ``budget[0]``: ops that may still be added."""
         key = (v, layout)
-        if v.type.layout == layout or key in self.remat or key in plan:
+        if _layout(v) == layout or key in self.remat or key in plan:
             return True
-        src = getattr(v, "op", None)
+        src = v.owner if isinstance(v, OpResult) else None
         if src is None or len(src.results) != 1 or budget[0] <= 0:
             return False
         budget[0] -= 1
         wants: list[LinearLayout | None] = [None] * len(src.operands)
         if isinstance(src, (ops.ConstantOp, ops.SplatOp)):  # of any element type
             return self._planned(key, src, wants, plan)
-        element = v.type.element
+        element = _tile(v).element
         if not isinstance(element, PointerType) and element.kind == Kind.FLOAT:
             return False
         if isinstance(src, (ops.ArangeOp, ops.RematerializedRangeOp)):
             pass
         elif isinstance(src, ops.ExpandDimsOp):
-            axis = src.attrs["axis"]
+            axis = src.axis
             try:
                 inner = slice_layout(layout, axis)
                 if shape_ops.expand_dims(inner, axis) != layout:
@@ -216,12 +231,12 @@ class _Assigner:
         plan[key] = (src, wants)
         return True
 
-    def user_layout(self, op: Operation) -> LinearLayout:
+    def user_layout(self, op: ops.ZerosOp | ops.RequireLayoutOp) -> LinearLayout:
         """The layout a ``zeros`` / ``require_layout`` names (its dict attribute), for
         its result's shape; refused at the user's line when it does not fit the tile or
         the kernel's warps."""
         try:
-            layout = attr_layout(op.attrs["layout"], op.result.type.shape)
+            layout = attr_layout(op.layout, op.result.type.shape)
         except LayoutError as e:
             raise CompilationError(USER_LAYOUT, f"tlx.{op.NAME}: the layout does not fit the tile "
                                    f"{list(op.result.type.shape)}: {str(e).splitlines()[0]}", op.loc) from None
@@ -231,11 +246,11 @@ class _Assigner:
                                    op.loc, "make the product of warps_per_cta equal num_warps")
         return layout
 
-    def broadcast_source(self, op: Operation, result: LinearLayout) -> LinearLayout:
+    def broadcast_source(self, op: ops.BroadcastOp, result: LinearLayout) -> LinearLayout:
         """The layout a broadcast's operand must have for a result in ``result``: the same
         threads hold the same elements, projected on the size-1 dims."""
         want = result
-        for d, n in enumerate(op.operands[0].type.shape):
+        for d, n in enumerate(op.x.type.shape):
             if n == 1 and op.result.type.shape[d] != 1:
                 want = shape_ops.expand_dims(slice_layout(want, d), d)
         return want
@@ -243,7 +258,7 @@ class _Assigner:
     def tile_operands(self, op: Operation) -> list[int]:
         return [i for i, v in enumerate(op.operands) if isinstance(v.type, TileType)]
 
-    def block(self, block: Any) -> None:
+    def block(self, block: Block) -> None:
         for op in list(block.ops):
             self.op(op)
 
@@ -258,7 +273,7 @@ class _Assigner:
         if isinstance(op, ops.AsyncTasksOp):
             return self.partitions(op)
         if isinstance(op, (ops.StoreOp, ops.AsyncLoadOp)):  # mask and values follow the pointers
-            ptr = op.operands[0]
+            ptr = op.ptr
             if isinstance(ptr.type, TileType):
                 for i in self.tile_operands(op)[1:]:
                     self.require(op, i, ptr.type.layout)
@@ -274,7 +289,7 @@ class _Assigner:
             # instead of converting the accumulator to the constant's and back
             lead = next((i for i in tiles if not isinstance(op.operands[i].owner, (ops.ConstantOp, ops.SplatOp))),
                         tiles[0])
-            layout = op.operands[lead].type.layout
+            layout = _layout(op.operands[lead])
             for i in tiles:
                 if i != lead:
                     self.require(op, i, layout)
@@ -282,48 +297,49 @@ class _Assigner:
         elif isinstance(op, (ops.DotOp, ops.DotScaledOp)):
             chosen = self.info.dot_layout(op, self.num_warps)
             self.set_layout(op.result, chosen or self.canonical(op.result.type.shape))
-            self.require(op, 2, op.result.type.layout)
+            self.require(op, 2, _layout(op.result))  # a, b, acc
         elif isinstance(op, (ops.ConstantOp, ops.ArangeOp, ops.SplatOp)):
             for r in results:
                 self.set_layout(r, self.canonical(r.type.shape))
         elif isinstance(op, ops.ReduceOp):
-            self.set_layout(op.result, slice_layout(op.operands[0].type.layout, op.attrs["axis"]))
+            self.set_layout(op.result, slice_layout(_layout(op.x), op.axis))
         elif isinstance(op, ops.ExpandDimsOp):
-            self.set_layout(op.result, shape_ops.expand_dims(op.operands[0].type.layout, op.attrs["axis"]))
+            self.set_layout(op.result, shape_ops.expand_dims(_layout(op.x), op.axis))
         elif isinstance(op, ops.TransOp):
-            self.set_layout(op.result, shape_ops.permute(op.operands[0].type.layout, op.attrs["order"]))
+            self.set_layout(op.result, shape_ops.permute(_layout(op.x), op.order))
         elif isinstance(op, ops.ReshapeOp):
-            self.set_layout(op.result, shape_ops.reshape(op.operands[0].type.layout, op.result.type.shape))
+            self.set_layout(op.result, shape_ops.reshape(_layout(op.x), op.result.type.shape))
         elif isinstance(op, ops.JoinOp):
-            self.require(op, 1, op.operands[0].type.layout)
-            self.set_layout(op.result, shape_ops.join(op.operands[0].type.layout))
+            self.require(op, 1, _layout(op.lhs))  # rhs
+            self.set_layout(op.result, shape_ops.join(_layout(op.lhs)))
         elif isinstance(op, ops.SplitOp):
             try:
-                out = shape_ops.split(op.operands[0].type.layout)
+                out = shape_ops.split(_layout(op.x))
             except LayoutError:
-                self.require(op, 0, self.canonical(op.operands[0].type.shape, min_last=2))
-                out = shape_ops.split(op.operands[0].type.layout)
+                self.require(op, 0, self.canonical(op.x.type.shape, min_last=2))
+                out = shape_ops.split(_layout(op.x))
             for r in op.results:
                 self.set_layout(r, out)
         elif isinstance(op, ops.BroadcastOp):
-            res = self.reduced_from(op.operands[0], op.result.type.shape) or self.canonical(op.result.type.shape)
+            res = self.reduced_from(op.x, op.result.type.shape) or self.canonical(op.result.type.shape)
             self.set_layout(op.result, res)
             self.require(op, 0, self.broadcast_source(op, res))
         elif isinstance(op, ops.AsyncDotOp):
             chosen = self.info.async_dot_layout(op, self.num_warps)
             self.set_layout(op.result, chosen or self.canonical(op.result.type.shape))
-            if op.operand("acc") is not None:
-                self.require(op, 2, op.result.type.layout)  # a, b, acc, use_acc
+            if op.acc is not None:
+                self.require(op, 2, _layout(op.result))  # a, b, acc, use_acc
             a_want = self.info.async_dot_a_layout(op, self.num_warps)
             if a_want is not None:
                 self.require(op, 0, a_want)
         elif isinstance(op, ops.AsyncDotWaitOp):
-            for v, r in zip(op.operands, op.results):
+            for v, r in zip(op.values, op.results):
                 if isinstance(v.type, TileType):
                     self.set_layout(r, v.type.layout)
         elif isinstance(op, ops.LocalLoadOp):
             want = self.dot_operand(op.result)
-            self.set_layout(op.result, want or self.buffer_read(op.operands[0].type, op.result.type.shape))
+            self.set_layout(op.result, want or self.buffer_read(narrow(op.buf.type, MemDescType),
+                                                                op.result.type.shape))
         elif isinstance(op, ops.ConvertLayoutOp):
             pass
         elif isinstance(op, (ops.ZerosOp, ops.RequireLayoutOp)):
@@ -336,7 +352,7 @@ class _Assigner:
         elif isinstance(op, (ops.ReleaseLayoutOp, ops.AmdRegisterResidentOp, ops.AmdRegisterClassAnchorOp,
                              ops.AmdMfmaCommitOp)):
             for v, r in zip(op.operands, op.results):
-                self.set_layout(r, v.type.layout)
+                self.set_layout(r, _layout(v))
         elif isinstance(op, ops.ExtractSliceOp):
             src, offsets, shape = op.operands[0], op.attrs["offsets"], op.result.type.shape
             try:
@@ -393,11 +409,11 @@ class _Assigner:
         ``tl.maximum(m, tl.max(x, 1))``): broadcasting back into it moves no data, where the
         canonical layout would convert both the broadcast operand and the result (a wgmma
         accumulator through shared memory)."""
-        src = getattr(v, "op", None)
-        if src is None or depth > 8:
+        if not isinstance(v, OpResult) or depth > 8:
             return None
+        src = v.op
         if isinstance(src, ops.ReduceOp):
-            x = src.operands[0].type
+            x = _tile(src.x)
             return x.layout if x.shape == shape else None
         if isinstance(src, ops.ExpandDimsOp) or isinstance(src, _ELEMENTWISE):
             for i in self.tile_operands(src):
@@ -415,25 +431,25 @@ class _Assigner:
         """The layout ``v`` will get from the ops that compute it, when that is decided by
         something other than its operands' layouts (a dot's accumulator, a reduction of
         one): loop-carried values take it, so the loop does not convert every iteration."""
-        src = getattr(v, "op", None)
-        if src is None or depth > 8:
+        if not isinstance(v, OpResult) or depth > 8:
             return None
+        src = v.op
         if isinstance(src, (ops.DotOp, ops.DotScaledOp)):
             return self.info.dot_layout(src, self.num_warps)
         if isinstance(src, ops.AsyncDotOp):
             return self.info.async_dot_layout(src, self.num_warps)
         if isinstance(src, ops.AsyncDotWaitOp):
-            return self.preferred(src.operands[v.index], depth + 1)  # type: ignore[attr-defined]
+            return self.preferred(src.values[v.index], depth + 1)
         if isinstance(src, (ops.ZerosOp, ops.RequireLayoutOp)):
             return self.user_layout(src)
         if isinstance(src, ops.AmdScheduledMfmaOp):
             chosen = self.info.scheduled_mfma_layouts(src, self.num_warps)
             return chosen[0] if chosen is not None else None
         if isinstance(src, (ops.AmdMfmaCommitOp, ops.AmdRegisterResidentOp, ops.AmdRegisterClassAnchorOp)):
-            return self.preferred(src.operands[v.index], depth + 1)  # type: ignore[attr-defined]
+            return self.preferred(src.operands[v.index], depth + 1)
         if isinstance(src, ops.ReduceOp) and src.result.type.shape:
-            inner = self.preferred(src.operands[0], depth + 1)
-            return slice_layout(inner, src.attrs["axis"]) if inner is not None else None
+            inner = self.preferred(src.x, depth + 1)
+            return slice_layout(inner, src.axis) if inner is not None else None
         if isinstance(src, _ELEMENTWISE):
             for operand in src.operands:
                 if isinstance(operand.type, TileType):
@@ -456,14 +472,15 @@ class _Assigner:
         finally:
             self.num_warps, self.canon, self.remat = saved
 
-    def for_loop(self, op: Operation) -> None:
-        body = op.regions[0].block
-        layouts = [v.type.layout if isinstance(v.type, TileType) else None for v in op.operands[3:]]
+    def for_loop(self, op: ops.ForOp) -> None:
+        body = op.body
+        layouts = [v.type.layout if isinstance(v.type, TileType) else None for v in op.inits]
+        first_init = len(op.operands) - len(op.inits)
         for i, yielded in enumerate(body.ops[-1].operands):
             if layouts[i] is not None:
                 want = self.preferred(yielded)
                 if want is not None and want != layouts[i]:
-                    self.require(op, 3 + i, want)
+                    self.require(op, first_init + i, want)
                     layouts[i] = want
         for arg, res, lay in zip(body.args[1:], op.results, layouts):
             if lay is not None:
@@ -472,7 +489,7 @@ class _Assigner:
         self.block(body)
         self._yield_to(body.ops[-1], layouts)
 
-    def if_op(self, op: Operation) -> None:
+    def if_op(self, op: ops.IfOp) -> None:
         for region in op.regions:
             self.block(region.block)
         then_term, else_term = (r.block.ops[-1] for r in op.regions)
@@ -482,9 +499,9 @@ class _Assigner:
             if lay is not None:
                 self.set_layout(res, lay)
 
-    def while_loop(self, op: Operation) -> None:
+    def while_loop(self, op: ops.WhileOp) -> None:
         before, after = op.regions[0].block, op.regions[1].block
-        layouts = [v.type.layout if isinstance(v.type, TileType) else None for v in op.operands]
+        layouts = [v.type.layout if isinstance(v.type, TileType) else None for v in op.inits]
         for arg, lay in zip(before.args, layouts):
             if lay is not None:
                 self.set_layout(arg, lay)
@@ -579,13 +596,13 @@ def extract_slice_layout(layout: LinearLayout, offsets: tuple[int, ...],
     def whole(b: tuple[int, ...]) -> bool:
         return all(v % s == 0 for v, s in zip(b, shape))
 
-    for d in (LANE, WARP, "block"):
-        if layout.has_in_dim(d):
-            for b in layout.in_bases(d):
+    for dim in (LANE, WARP, "block"):
+        if layout.has_in_dim(dim):
+            for b in layout.in_bases(dim):
                 if not inside(b):
-                    raise LayoutError(f"{d} bit steps {list(b)}: the slice's elements are spread over other "
-                                      f"{d}s than the rest of the tile (it is not aligned to the layout's "
-                                      f"{'wave' if d == WARP else d} tile)", layout)
+                    raise LayoutError(f"{dim} bit steps {list(b)}: the slice's elements are spread over other "
+                                      f"{dim}s than the rest of the tile (it is not aligned to the layout's "
+                                      f"{'wave' if dim == WARP else dim} tile)", layout)
     low: list[int] = []
     sel = 0
     target = tuple(offsets)
@@ -638,6 +655,6 @@ def extract_slice_layout(layout: LinearLayout, offsets: tuple[int, ...],
 
 
 def run(module: Operation, options: PassOptions) -> Operation:
-    for func in module.funcs:  # type: ignore[attr-defined]
+    for func in module.funcs:
         _Assigner(func, options).block(func.body)
     return module

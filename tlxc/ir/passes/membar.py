@@ -196,7 +196,7 @@ def run(module: Operation, options: PassOptions) -> Operation:
     """Insert hazard barriers and proxy fences in every kernel, from the shared-memory
     plan that ``smem-alloc`` wrote into the IR."""
     # a CTA barrier spans every thread: num_warps waves of the target's width (64 lanes on CDNA)
-    for func in module.funcs:  # type: ignore[attr-defined]
+    for func in module.funcs:
         plan = smem_alloc.read_plan(func)
         warp = options.target.warp_size
         _Analysis(plan, func.attrs["num_warps"] * warp, warp_size=warp).block(func.body, State(), True)

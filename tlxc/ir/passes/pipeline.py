@@ -145,7 +145,7 @@ def _loc(op: Operation | None) -> Location | None:
 
 def _find_verifier() -> Callable[[Operation], None]:
     if importlib.util.find_spec("tlxc.ir.verifier") is not None:
-        from ..verifier import verify  # type: ignore[import-not-found]
+        from ..verifier import verify
 
         return verify
     return _verify_each_op

@@ -41,7 +41,7 @@ def constant_of(v: Value) -> Any:
     """The ``value`` attribute if ``v`` is the result of a ``constant`` op, else None."""
     owner = v.owner
     if isinstance(owner, ConstantOp):
-        return owner.attrs["value"]
+        return owner.value
     return None
 
 

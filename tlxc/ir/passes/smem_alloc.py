@@ -48,13 +48,16 @@ from ...errors import CompilationError
 from .. import ops
 from ..analysis.buffers import ProgramOrder, alias_roots, values_of
 from ..core import OP_REGISTRY, Location, Operation, Value
-from ..types import BarrierType, MemDescType
+from ..types import BarrierType, MemDescType, narrow
 from .buffer_layouts import nvmma_swizzle_of
 from .options import PassOptions
 
 BARRIER_BYTES = 8
 PLAIN_ALIGN = 16
 SCRATCH_ALIGN = 16
+
+#: The ops that take shared memory of their own.
+AllocationOp = ops.LocalAllocOp | ops.BarrierAllocOp | ops.StorageAliasSpecOp
 
 
 def _retired_names() -> frozenset[str]:
@@ -83,7 +86,7 @@ def buffer_alignment(t: MemDescType) -> int:
 class Allocation:
     """One ``local_alloc`` / ``barrier_alloc`` and where it went."""
 
-    op: Operation
+    op: AllocationOp
     size: int
     align: int
     start: int
@@ -139,17 +142,16 @@ class SmemPlan:
         allocation ``v`` may view, whole."""
         owner = getattr(v, "op", None)
         while isinstance(owner, (ops.LocalTransOp, ops.LocalReinterpretOp, ops.LocalSliceOp)):
-            v = owner.operands[0]
+            v = owner.buf
             owner = getattr(v, "op", None)
         if isinstance(owner, ops.LocalViewOp):
-            src = owner.operands[0]
-            index = getattr(owner.operands[1], "op", None)
+            src = owner.buf
+            index = getattr(owner.index, "op", None)
             root = getattr(src, "op", None)
             if isinstance(index, ops.ConstantOp) and isinstance(root, ops.LocalAllocOp) \
                     and id(root) in self._by_op:
-                t: MemDescType = src.type  # type: ignore[assignment]
-                lo = self.offset_of(root) + int(index.attrs["value"]) * alloc_step(root)
-                return [(lo, lo + t.nbytes)]
+                lo = self.offset_of(root) + int(index.value) * alloc_step(root)
+                return [(lo, lo + narrow(src.type, MemDescType).nbytes)]
         out = []
         for root in self.roots.get(id(v), ()):
             a = self._by_op.get(id(root))
@@ -166,7 +168,7 @@ class SmemPlan:
                                    "differently in a storage_alias_spec is not supported by tlxc yet", loc)
         if steps:
             return steps.pop()
-        return v.type.nbytes  # type: ignore[attr-defined]
+        return narrow(v.type, MemDescType).nbytes
 
     def table(self, scratch: int = 0) -> str:
         """One line per allocation (and the scratch area), for resource errors."""
@@ -193,18 +195,19 @@ class SmemPlan:
         return total
 
 
-def alloc_step(op: Operation) -> int:
+def alloc_step(op: ops.LocalAllocOp) -> int:
     """Bytes between consecutive buffers of a ``local_alloc``."""
-    placed = op.alias_placement()  # type: ignore[attr-defined]
-    return placed[1] if placed is not None else op.result.type.nbytes
+    placed = op.alias_placement()
+    return placed[1] if placed is not None else narrow(op.result.type, MemDescType).nbytes
 
 
-def _size(op: Operation) -> int:
+def _size(op: AllocationOp) -> int:
     if isinstance(op, ops.StorageAliasSpecOp):
-        return int(op.attrs["size"])
+        return int(op.size)
     t = op.result.type
     placed = op.alias_placement() if isinstance(op, ops.LocalAllocOp) else None
     if placed is not None:
+        t = narrow(t, MemDescType)
         return (t.num - 1) * placed[1] + t.nbytes
     if isinstance(t, BarrierType):
         return BARRIER_BYTES * max(1, t.num)
@@ -213,7 +216,7 @@ def _size(op: Operation) -> int:
 
 
 def live_ranges(func: Operation, order: ProgramOrder, roots: dict[int, frozenset[Operation]],
-                allocs: list[Operation]) -> dict[int, tuple[int, int]]:
+                allocs: list[AllocationOp]) -> dict[int, tuple[int, int]]:
     """``[start, end]`` of every allocation (see the module doc), as positions in ``order``.
     The AMD emitter asks again after ``membar`` has added ops (``Emitter.dead_window``)."""
     retire: dict[str, list[Operation]] = {}  # async op name -> the ops that retire its work (``RETIRES``)
@@ -241,12 +244,12 @@ def live_ranges(func: Operation, order: ProgramOrder, roots: dict[int, frozenset
                 end = max(end, order.end[id(holder)])
             for user in v.uses:
                 p = order.effective(user, root)
-                kind = user.NAME if user.NAME in _ASYNC else None
-                waited = _waited_in_block(user) if kind is not None else None
+                async_kind = user.NAME if user.NAME in _ASYNC else None
+                waited = _waited_in_block(user) if async_kind is not None else None
                 if waited is not None:
                     p = order.effective(waited, root)
-                elif kind is not None:
-                    later = [order.effective(r, root) for r in retire.get(kind, [])]
+                elif async_kind is not None:
+                    later = [order.effective(r, root) for r in retire.get(async_kind, [])]
                     last = max(later, default=-1)
                     p = last if last >= p else order.last
                 end = max(end, p)
@@ -267,13 +270,18 @@ def _waited_in_block(user: Operation) -> Operation | None:
         if op is user:
             after = True
         elif after and op.RETIRES_ALL_AT_ZERO and user.NAME in op.RETIRES and op.attrs["pendings"] == 0:
+            # every class with RETIRES_ALL_AT_ZERO has ``pendings`` (effects.py)
             return op
     return None
 
 
-def _check_placement(op: Operation, a: Allocation) -> None:
-    off, step = op.alias_placement()  # type: ignore[attr-defined]
-    t: MemDescType = op.result.type  # type: ignore[assignment]
+def _check_placement(op: ops.LocalAllocOp, a: Allocation) -> int:
+    """The byte offset of ``op``'s placement in its ``storage_alias_spec``, refused unless
+    it keeps the buffer's alignment."""
+    placed = op.alias_placement()
+    assert placed is not None  # the caller saw that op reuses a storage_alias_spec
+    off, step = placed
+    t = narrow(op.result.type, MemDescType)
     if off % a.align or (t.num > 1 and step % a.align):
         raise CompilationError(
             "TLXC-TLX-001", f"this buffer's place in its storage_alias_spec (byte {off}, {step} bytes between "
@@ -281,6 +289,7 @@ def _check_placement(op: Operation, a: Allocation) -> None:
                             "works on address bits)", op.loc,
             "put the swizzled buffers first in distinct groups, or pin an unswizzled layout "
             "(tlx.nv_mma_shared_layout_encoding(..., swizzled=False))")
+    return off
 
 
 def plan(func: Operation) -> SmemPlan:
@@ -294,14 +303,14 @@ def plan(func: Operation) -> SmemPlan:
     leader: dict[int, Allocation] = {}
     for op in allocs:
         a = records[id(op)]
-        reuse = op.operand("reuse") if isinstance(op, ops.LocalAllocOp) else None
+        reuse = op.reuse if isinstance(op, ops.LocalAllocOp) else None
         if reuse is None:
             leader[id(op)] = a
             continue
+        assert isinstance(op, ops.LocalAllocOp)
         spec = getattr(reuse, "op", None)
         if isinstance(spec, ops.StorageAliasSpecOp):
-            _check_placement(op, a)
-            a.reuses, a.rel = spec, op.alias_placement()[0]  # type: ignore[attr-defined]
+            a.reuses, a.rel = spec, _check_placement(op, a)
             records[id(spec)].align = max(records[id(spec)].align, a.align)
             leader[id(op)] = leader[id(spec)]
             continue
@@ -336,45 +345,48 @@ def plan(func: Operation) -> SmemPlan:
     return SmemPlan([records[id(op)] for op in allocs], total, roots)
 
 
-def _allocations(func: Operation) -> list[Operation]:
-    return [op for op in func.walk()
-            if isinstance(op, ops.BarrierAllocOp)
-            or (isinstance(op, ops.StorageAliasSpecOp) and op.attrs["storage"] == "smem")
-            or (isinstance(op, ops.LocalAllocOp) and op.result.type.storage == "smem")]
+def _allocations(func: Operation) -> list[AllocationOp]:
+    out: list[AllocationOp] = []
+    for op in func.walk():
+        if isinstance(op, ops.BarrierAllocOp) \
+                or (isinstance(op, ops.StorageAliasSpecOp) and op.storage == "smem") \
+                or (isinstance(op, ops.LocalAllocOp) and narrow(op.result.type, MemDescType).storage == "smem"):
+            out.append(op)
+    return out
 
 
-def _alignment(op: Operation) -> int:
+def _alignment(op: AllocationOp) -> int:
     if isinstance(op, ops.BarrierAllocOp):
         return BARRIER_BYTES
     if isinstance(op, ops.StorageAliasSpecOp):
         return PLAIN_ALIGN
-    return buffer_alignment(op.result.type)
+    return buffer_alignment(narrow(op.result.type, MemDescType))
 
 
 def run(module: Operation, options: PassOptions) -> Operation:
     """Place every kernel's allocations and write the placement into the IR."""
-    for func in module.funcs:  # type: ignore[attr-defined]
+    for func in module.funcs:
         p = plan(func)
         for a in p.allocations:
-            a.op.attrs["smem_offset"] = a.offset
-        func.attrs["smem_total"] = p.total
+            a.op.smem_offset = a.offset
+        func.smem_total = p.total
     return module
 
 
-def read_plan(func: Operation) -> SmemPlan:
+def read_plan(func: ops.FuncOp) -> SmemPlan:
     """The plan that ``run`` wrote into ``func`` (offsets from the IR, sizes, alignment
     and views computed again); live ranges are not kept (``live_ranges`` gives them)."""
-    total = func.attrs["smem_total"]
+    total = func.smem_total
     if total < 0:
         raise ValueError("the shared-memory plan is not in the IR: the smem-alloc pass has not run")
     roots = alias_roots(func)
     records = []
     for op in _allocations(func):
-        offset = op.attrs["smem_offset"]
+        offset = op.smem_offset
         if offset < 0:
             raise ValueError(f"'{op.NAME}' has no smem_offset although smem-alloc ran (made after it?)")
         a = Allocation(op, _size(op), _alignment(op), 0, 0, offset)
-        reuse = op.operand("reuse") if isinstance(op, ops.LocalAllocOp) else None
+        reuse = op.reuse if isinstance(op, ops.LocalAllocOp) else None
         if reuse is not None:
             spec = getattr(reuse, "op", None)
             a.reuses = spec if isinstance(spec, ops.StorageAliasSpecOp) else next(iter(roots.get(id(reuse), ())), None)

@@ -21,7 +21,7 @@ Refuses: nothing.
 from __future__ import annotations
 
 from ..builder import Builder
-from ..core import Operation
+from ..core import Operation, Value
 from ..ops import (
     BarrierAllocOp,
     BarrierExpectOp,
@@ -38,38 +38,38 @@ from ..ops import (
     TmaStoreOp,
     TmaStoreWaitOp,
 )
-from ..types import BarrierType, MemDescType, TensorDescType, int32
+from ..types import BarrierType, MemDescType, TensorDescType, int32, narrow
 from .options import PassOptions
 
 
-def _staging_buffer(b: Builder, desc: TensorDescType) -> object:
+def _staging_buffer(b: Builder, desc: TensorDescType) -> tuple[Value, Value]:
     buf = b.value(LocalAllocOp, [], MemDescType(desc.block_shape, desc.element, 1))
     zero = b.value(ConstantOp, [], int32, value=0)
     return b.value(LocalViewOp, [buf, zero], MemDescType(desc.block_shape, desc.element, 0)), zero
 
 
-def _stage_load(op: Operation) -> None:
-    desc = op.operands[0]
-    dt: TensorDescType = desc.type  # type: ignore[assignment]
+def _stage_load(op: DescriptorLoadOp) -> None:
+    desc = op.desc
+    dt = narrow(desc.type, TensorDescType)
     b = _builder_before(op)
     view, zero = _staging_buffer(b, dt)
     bars = b.value(BarrierAllocOp, [], BarrierType(1), count=1)
     bar = b.value(BarrierViewOp, [bars, zero], BarrierType(0))
     b.create(BarrierExpectOp, [bar], [], {"bytes": dt.block_bytes})
-    b.create(TmaLoadOp, [desc, view, bar, *op.operands[1:]], [])
+    b.create(TmaLoadOp, [desc, view, bar, *op.coords], [])
     b.create(BarrierWaitOp, [bar, zero], [])
     value = b.value(LocalLoadOp, [view], op.result.type)
     op.result.replace_all_uses_with(value)
     op.erase()
 
 
-def _stage_store(op: Operation) -> None:
-    desc, value = op.operands[0], op.operands[1]
-    dt: TensorDescType = desc.type  # type: ignore[assignment]
+def _stage_store(op: DescriptorStoreOp) -> None:
+    desc, value = op.desc, op.value
+    dt = narrow(desc.type, TensorDescType)
     b = _builder_before(op)
     view, _ = _staging_buffer(b, dt)
     b.create(LocalStoreOp, [view, value], [])
-    b.create(TmaStoreOp, [desc, view, *op.operands[2:]], [], {"reduce": "", "eviction": ""})
+    b.create(TmaStoreOp, [desc, view, *op.coords], [], {"reduce": "", "eviction": ""})
     b.create(TmaStoreWaitOp, [], [], {"pendings": 0})
     op.erase()
 
