@@ -95,7 +95,7 @@ class _Partitions(Attr[Any]):
 
     __slots__ = ()
 
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:  # type: ignore[override]
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
         if obj is None:
             return self
         out = []

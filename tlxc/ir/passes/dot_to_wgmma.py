@@ -115,7 +115,7 @@ def _rewrite(op: DotOp, body: Block, options: PassOptions, num_warps: int) -> No
 def run(module: Operation, options: PassOptions) -> Operation:
     if not options.target.has.wgmma:
         return module
-    for func in module.funcs:  # type: ignore[attr-defined]
+    for func in module.funcs:
         for op in list(func.walk()):
             if not isinstance(op, DotOp):
                 continue

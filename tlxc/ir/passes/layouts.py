@@ -354,9 +354,9 @@ class _Assigner:
             for v, r in zip(op.operands, op.results):
                 self.set_layout(r, _layout(v))
         elif isinstance(op, ops.ExtractSliceOp):
-            src, offsets, shape = op.operands[0], op.attrs["offsets"], op.result.type.shape
+            src, offsets, shape = op.x, op.offsets, op.result.type.shape
             try:
-                out = extract_slice_layout(src.type.layout, offsets, shape)[0]
+                out = extract_slice_layout(_layout(src), offsets, shape)[0]
             except LayoutError:
                 # the slice is not whole registers of the source's layout: move the tile
                 # (once) into the layout that tiles the slice's wanted layout over it, where
