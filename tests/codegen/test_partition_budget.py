@@ -37,9 +37,9 @@ def test_padding_to_whole_warpgroups() -> None:
 
 BUDGETS = [
     # HPC tutorial: 4-warp producer (default, no request), two 4-warp consumers asking 232.
-    # 12 warps, maxnreg 168; consumers 232 each (2 x 128 x 232 = 59392); the default gets
-    # (65536 - 59392) / 128 = 48.
-    (4, None, [Worker(4, 4, 232), Worker(8, 4, 232)], RegisterBudget(168, 12, 48, {1: 232, 2: 232})),
+    # 12 warps, maxnreg 168, a pool of 168 x 384 = 64512; consumers 232 each (2 x 128 x
+    # 232 = 59392); the default gets (64512 - 59392) / 128 = 40 (what Triton gives it too).
+    (4, None, [Worker(4, 4, 232), Worker(8, 4, 232)], RegisterBudget(168, 12, 40, {1: 232, 2: 232})),
     # Blackwell GEMM: 4-warp epilogue default, 1-warp MMA and 1-warp producer asking 24.
     # 8 warps, maxnreg 256; warpgroup 1 holds both workers and two padding warps: 24;
     # the default gets (65536 - 128 x 24) / 128 = 488 -> clamped to 256.
@@ -70,7 +70,9 @@ def test_register_budget(default_warps: int, default_regs: int | None, workers: 
     # three consumers at 256 take 3 x 128 x 256 = 98304 > 65536
     (None, [Worker(4, 4, 256), Worker(8, 4, 256), Worker(12, 4, 256)], "under the minimum of 24"),
     # a fixed default of 256 beside two consumers at 232: 128 x 256 + 2 x 128 x 232 = 92160
-    (256, [Worker(4, 4, 232), Worker(8, 4, 232)], "need 92160 registers per CTA"),
+    (256, [Worker(4, 4, 232), Worker(8, 4, 232)], "need 92160 registers per CTA; its 12 warps start with 168"),
+    # a default of 64 beside them: 8192 + 59392 = 67584, over the pool of 64512 (setmaxnreg.inc would wait forever)
+    (64, [Worker(4, 4, 232), Worker(8, 4, 232)], "need 67584 registers per CTA"),
 ])
 def test_budgets_the_hardware_cannot_honour(default_regs: int | None, workers: list[Worker], message: str) -> None:
     with pytest.raises(BudgetError, match=message):

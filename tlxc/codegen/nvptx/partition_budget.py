@@ -70,17 +70,20 @@ def register_budget(default_warps: int, default_registers: int | None, workers: 
                     maxnreg: int | None = None) -> RegisterBudget:
     """The ``setmaxnreg`` counts of a warp-specialized kernel.
 
-    Each worker warpgroup gets the largest request of the partitions in it (rounded up to
-    8, clamped to 24..256; padding warps ask for nothing). The default partition gets its
-    own request when it made one; otherwise it gets what the workers leave of the
-    register file ("donation"), rounded down to 8. Worked example: a 4-warp default
+    The CTA starts with ``maxnreg`` registers per thread for every warp, and setmaxnreg
+    only moves registers within that pool (``setmaxnreg.inc`` waits until others
+    released them). Each worker warpgroup gets the largest request of the partitions in
+    it (rounded up to 8, clamped to 24..256; padding warps ask for nothing). The default
+    partition gets its own request when it made one; otherwise it gets what the workers
+    leave of the pool ("donation"), rounded down to 8. Worked example: a 4-warp default
     without a request and two 4-warp consumers asking for 232 -> 12 warps, ``maxnreg``
-    168 (65536 / 384 = 170.6 -> 168); the consumers' warpgroups 1 and 2 get 232 each,
-    which leaves 65536 - 2 x 128 x 232 = 6144 registers for the 128 default threads: 48.
+    168 (65536 / 384 = 170.6 -> 168), a pool of 168 x 384 = 64512; the consumers'
+    warpgroups 1 and 2 get 232 each, which leaves 64512 - 2 x 128 x 232 = 5120 registers
+    for the 128 default threads: 40.
 
     Refuses (``BudgetError``): a request that is not a multiple of 8 or outside 24..256,
     requests on some workers only, and budgets whose warpgroups together need more than
-    the register file (``setmaxnreg.inc`` would wait forever).
+    the pool (``setmaxnreg.inc`` would wait forever).
     """
     requests = [w.registers for w in workers]
     for r in requests + [default_registers]:
@@ -102,8 +105,9 @@ def register_budget(default_warps: int, default_registers: int | None, workers: 
     for g in range(default_groups, total // WARPGROUP):
         groups.setdefault(g, MIN_REGS)  # warpgroups of padding warps only
     worker_regs = sum(regs * WARPGROUP * 32 for regs in groups.values())
+    pool = start * total * 32
     if default_registers is None:
-        left = (REGISTER_FILE - worker_regs) // (default_groups * WARPGROUP * 32)
+        left = (pool - worker_regs) // (default_groups * WARPGROUP * 32)
         default = min(MAX_REGS, left // 8 * 8)
         if default < MIN_REGS:
             raise BudgetError(f"the worker tasks take {worker_regs} registers; the {default_warps} default warps "
@@ -111,8 +115,9 @@ def register_budget(default_warps: int, default_registers: int | None, workers: 
     else:
         default = default_registers
     need = worker_regs + default * default_groups * WARPGROUP * 32
-    if need > REGISTER_FILE:
-        raise BudgetError(f"the tasks' register requests need {need} registers per CTA; an SM has {REGISTER_FILE}")
+    if need > pool:
+        raise BudgetError(f"the tasks' register requests need {need} registers per CTA; its {total} warps start "
+                          f"with {start} each, {pool} in all, and setmaxnreg only moves registers between them")
     return RegisterBudget(start, total, default, groups)
 
 
