@@ -1,7 +1,8 @@
 """The TLX Hopper GEMM examples against cuBLAS (``torch.matmul``), side by side in one run.
 
 For each dtype (fp16, bf16) and size (4096^3, 8192^3 by default) it times the TMA +
-mbarrier GEMM (``examples/hopper_gemm_tma.py``) in a few tile configurations, the cp.async
+mbarrier GEMM (``examples/hopper_gemm_tma.py``) in a few tile configurations, the
+persistent warp-specialized GEMM (``examples/hopper_gemm_ws.py``), the cp.async
 GEMM (``examples/hopper_gemm_cp_async.py``) and ``torch.matmul``, each as the median of
 CUDA-event timings over several rounds (kernels interleaved per round so clocks and
 thermals hit all alike), checks each result against cuBLAS, and prints TFLOP/s and the
@@ -32,6 +33,10 @@ TMA_CONFIGS = [  # (BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, num_warps)
     (128, 128, 64, 4, 4),
 ]
 CP_CONFIGS = [(128, 128, 64, 3, 8)]
+WS_CONFIGS = [  # (BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, consumers): examples/hopper_gemm_ws.py, persistent
+    (128, 256, 64, 3, 2),
+    (128, 128, 64, 4, 2),
+]
 
 
 def timed(fn: Callable[[], None], reps: int) -> float:
@@ -55,6 +60,14 @@ def gemm_runs(M: int, N: int, K: int, dtype: str) -> dict[str, Callable[[], Any]
     tma = load_example("hopper_gemm_tma").matmul_tma
     cp = load_example("hopper_gemm_cp_async").matmul_cp_async
     runs: dict[str, Callable[[], Any]] = {"cublas": lambda: torch.matmul(a, b)}
+    ws = load_example("hopper_gemm_ws")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for bm, bn, bk, st, nc in WS_CONFIGS:
+        c = torch.empty(M, N, device="cuda", dtype=dt)
+
+        def run_ws(c=c, bm=bm, bn=bn, bk=bk, st=st, nc=nc) -> Any:
+            return ws.launch(a, b, c, block=(bm, bn, bk), stages=st, consumers=nc, num_sms=sms)
+        runs[f"tlxc ws {bm}x{bn}x{bk} s{st} c{nc}"] = run_ws
     for bm, bn, bk, st, nw in TMA_CONFIGS:
         c = torch.empty(M, N, device="cuda", dtype=dt)
         ad = tlxc.TensorDescriptor.from_tensor(a, [bm, bk])
