@@ -151,6 +151,33 @@ def test_partitions_of_the_ctas_of_a_cluster_take_turns() -> None:
     np.testing.assert_array_equal(y, 3 * _swapped(x))
 
 
+@tlxc.jit
+def _bulk_copy_to_peer(x_ptr, y_ptr, N: tl.constexpr):
+    """Each CTA writes its row into a buffer of its own and copies the buffer's bytes into
+    the peer's [2, N // 2] buffer with one bulk copy, which completes on the peer's
+    barrier."""
+    rank = tlx.cluster_cta_rank()
+    src = tlx.local_alloc((N,), tl.float32, 1)
+    dst = tlx.local_alloc((2, N // 2), tl.float32, 1)
+    bars = tlx.alloc_barriers(1)
+    tlx.local_store(src[0], tl.load(x_ptr + tl.program_id(0) * N + tl.arange(0, N)) * 5)
+    tlx.fence_async_shared()
+    tlx.barrier_expect_bytes(bars[0], N * 4)
+    tlx.cluster_barrier()
+    tlx.async_remote_shmem_copy(dst[0], src[0], rank ^ 1, bars[0])
+    tlx.barrier_wait(bars[0], 0)
+    rows = tl.arange(0, 2)[:, None]
+    cols = tl.arange(0, N // 2)[None, :]
+    tl.store(y_ptr + tl.program_id(0) * N + rows * (N // 2) + cols, tlx.local_load(dst[0]))
+
+
+def test_a_bulk_copy_into_the_peers_buffer_completes_on_its_barrier() -> None:
+    x = np.random.default_rng(3).standard_normal((4, 32)).astype(np.float32)
+    y = np.zeros_like(x)
+    _bulk_copy_to_peer.interpret[(4,)](x, y, N=32, ctas_per_cga=(2, 1, 1))
+    np.testing.assert_array_equal(y, 5 * _swapped(x))
+
+
 def _line(kernel: Any, text: str) -> int:
     source, first = inspect.getsourcelines(kernel.fn)
     return first + next(i for i, s in enumerate(source) if text in s)
@@ -240,6 +267,28 @@ def test_a_deadlock_inside_a_partition_of_a_cluster_names_its_cta() -> None:
     names = [line.split(" waits at ")[0].strip() for line in lines[1:]]
     assert names == [f"CTA {r} (program ({r}, 0, 0)): {task}" for r in (0, 1)
                      for task in ("the default task (warps 0-3)", "task 1, replica 0 (warp 4)")]
+
+
+@tlxc.jit
+def _barriers_in_one_cta(y_ptr):
+    if tlx.cluster_cta_rank() == 0:
+        bars = tlx.alloc_barriers(1)
+        tlx.barrier_arrive(bars[0])
+    tl.store(y_ptr, 1)
+
+
+@pytest.mark.interpreter_only  # on a GPU the kernel would hang
+def test_alloc_barriers_syncs_the_cluster() -> None:
+    # the compiler follows the mbarrier inits with a cluster sync (peers may arrive on them)
+    with pytest.raises(tlxc.InterpreterError) as info:
+        _barriers_in_one_cta.interpret[(2,)](np.zeros(1, np.int32), ctas_per_cga=(2, 1, 1))
+    line = _line(_barriers_in_one_cta, "tlx.alloc_barriers")
+    assert info.value.code == "TLXC-INTERP-004" and info.value.loc is not None and info.value.loc.line == line
+    assert (f"waits at line {line} for the cluster barrier after alloc_barriers at line {line} (the compiler's"
+            in info.value.message)
+    out = np.zeros(1, np.int32)
+    _barriers_in_one_cta.interpret[(1,)](out)  # without clusters: nothing to wait for
+    assert out[0] == 1
 
 
 @tlxc.jit
