@@ -583,17 +583,6 @@ def launch():
     k.interpret[(1,)](np.zeros(4, np.float32))
 """, "launch()"),
     ],
-    "TLXC-INTERP-008": [
-        ("""
-import tlxc.tlx as tlx
-@tlxc.jit
-def k(x):
-    buf = tlx.local_alloc((64,), tl.float32, 1)
-    tlx.remote_shmem_store(buf[0], tl.load(x + tl.arange(0, 64)), 1)  # ERR tlx.remote_shmem_store
-def launch():
-    k.interpret[(2,)](np.zeros(64, np.float32), ctas_per_cga=(2, 1, 1))
-""", "launch()"),
-    ],
     "TLXC-INTERP-007": [
         ("""
 import tlxc.tlx as tlx

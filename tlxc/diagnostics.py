@@ -132,9 +132,6 @@ _ENTRIES = [
                "reading their buffers, and write a buffer before reading it"),
     Diagnostic("TLXC-INTERP-006", "a per-thread value in the interpreter",
                "the interpreter runs each program as a whole; avoid tlx.thread_id in kernels you interpret"),
-    Diagnostic("TLXC-INTERP-008", "a peer CTA's shared memory or barrier in the interpreter",
-               "the interpreter runs the CTAs of a cluster one after the other and cannot reach a peer yet; "
-               "compile and run the kernel on the GPU, or test its single-CTA path (ctas_per_cga=None)"),
     Diagnostic("TLXC-INTERP-007", "a buffer overwritten while a TMA store still reads it",
                "wait with tlx.async_descriptor_store_wait(pendings) -- at most `pendings` stores stay outstanding -- "
                "before writing the store's source buffer again, or store from another buffer (PTX ISA: "

@@ -23,7 +23,8 @@ transposes, reinterpretation and ``reuse`` aliasing all read and write the same 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Callable, TypeVar
 
 import numpy as np
 
@@ -34,16 +35,19 @@ UNWRITTEN, VALID, PENDING = 0, 1, 2
 NOT_READY = "TLXC-INTERP-005"
 DEADLOCK = "TLXC-INTERP-004"
 OVERWRITE = "TLXC-INTERP-007"
+T = TypeVar("T")
 
 
 class Arena:
     """The bytes of one allocation (``local_alloc``), what state each byte is in, and the
-    outstanding TMA stores that still read some of them."""
+    outstanding TMA stores that still read some of them. ``origin`` is the op that
+    allocated it: the same op's arena in a peer CTA is the peer's copy (``OnChip.peer``)."""
 
-    def __init__(self, nbytes: int, loc: Location | None) -> None:
+    def __init__(self, nbytes: int, loc: Location | None, origin: object = None) -> None:
         self.data = np.zeros(nbytes, np.uint8)
         self.state = np.zeros(nbytes, np.uint8)
         self.loc = loc
+        self.origin = origin
         self.bulk_reads: list[BulkRead] = []
 
 
@@ -100,6 +104,12 @@ class View:
               loc: Location | None = None) -> np.ndarray:
         """Store ``value``; returns the byte indices written. ``what`` at ``loc`` names the
         write in the error for overwriting the source of an outstanding TMA store."""
+        raw = np.ascontiguousarray(np.broadcast_to(value, self.shape).astype(self.dtype, copy=False))
+        return self.write_bytes(raw.reshape(-1).view(np.uint8), state, what, loc)
+
+    def write_bytes(self, raw: np.ndarray, state: int = VALID, what: str = "a write",
+                    loc: Location | None = None) -> np.ndarray:
+        """Store ``raw`` (uint8, the buffer's bytes in element order) as ``write`` does."""
         idx = self.byte_indices()
         for read in self.arena.bulk_reads:
             if np.isin(idx, read.indices, assume_unique=False).any():
@@ -110,8 +120,7 @@ class View:
                                "(async_descriptor_store) may still be reading: a TMA store reads its shared-memory "
                                "source asynchronously, so on the GPU the store can send the new data, or a mix",
                     loc)
-        raw = np.ascontiguousarray(np.broadcast_to(value, self.shape).astype(self.dtype, copy=False))
-        self.arena.data[idx] = raw.reshape(-1).view(np.uint8)
+        self.arena.data[idx] = raw
         self.arena.state[idx] = state
         return idx
 
@@ -127,6 +136,8 @@ class Barrier:
     completed: int = 0
     loc: Location | None = None
     index: int = 0  # in the array allocated at ``loc``
+    origin: object = None  # the op that allocated the array (see ``Arena.origin``)
+    size: int = 1  # of that array
 
     def describe(self) -> str:
         where = f" allocated at line {self.loc.line}" if self.loc is not None else ""
@@ -159,6 +170,11 @@ class Barrier:
     def phase_done(self, parity: int) -> bool:
         """Has the phase with this parity completed (what ``barrier_wait`` waits for)?"""
         return self.completed % 2 != parity % 2
+
+
+def barrier_array(count: int, size: int, loc: Location | None, origin: object) -> list[Barrier]:
+    """The mbarriers of one ``alloc_barriers``, each expecting ``count`` arrivals."""
+    return [Barrier(count, loc=loc, index=i, origin=origin, size=size) for i in range(size)]
 
 
 @dataclass
@@ -202,6 +218,41 @@ class OnChip:
     tma: list[PendingCopy] = field(default_factory=list)
     named: dict[int, NamedBarrier] = field(default_factory=dict)
     clock: int = 0
+    # what each allocating op gave most recently, so that a peer CTA finds "the same
+    # buffer" (its origin op) here; ``unclaimed`` holds those a peer reached first
+    allocations: dict[object, object] = field(default_factory=dict)
+    unclaimed: set[object] = field(default_factory=set)
+
+    # -- allocations, and a peer's view of them ---------------------------------------------
+    def allocate(self, origin: object, make: Callable[[], T]) -> T:
+        """This CTA runs the allocating op ``origin``: a new allocation, or the one a peer
+        already wrote into (shared memory is laid out when the CTA starts, so a peer may
+        reach a buffer before the CTA's own code gets to its allocation)."""
+        if origin in self.unclaimed:
+            self.unclaimed.discard(origin)
+            return self.allocations[origin]  # type: ignore[return-value]
+        made = self.allocations[origin] = make()
+        return made
+
+    def peer(self, origin: object, make: Callable[[], T]) -> T:
+        """This CTA's allocation of ``origin`` as a peer reaches it (made now if this CTA
+        has not run the op yet)."""
+        if origin not in self.allocations:
+            self.allocations[origin] = make()
+            self.unclaimed.add(origin)
+        return self.allocations[origin]  # type: ignore[return-value]
+
+    def peer_view(self, view: View) -> View:
+        """``view`` (a buffer of another CTA) in this CTA: the same bytes of the same
+        allocation."""
+        src = view.arena
+        arena = self.peer(src.origin, lambda: Arena(src.data.size, src.loc, src.origin))
+        return replace(view, arena=arena)
+
+    def peer_barrier(self, bar: Barrier) -> Barrier:
+        """``bar`` (an mbarrier of another CTA) in this CTA."""
+        bars: list[Barrier] = self.peer(bar.origin, lambda: barrier_array(bar.count, bar.size, bar.loc, bar.origin))
+        return bars[bar.index]
 
     @property
     def open_group(self) -> list[PendingCopy]:

@@ -43,9 +43,12 @@ class LaunchState:
     number of threads of a program and its on-chip state (shared-memory buffers,
     barriers, async copies).
 
-    ``pid`` holds 0-d int32 arrays; it and ``onchip`` are replaced by the driver before
-    each program. Inside an ``async_tasks`` region, ``scheduler`` runs its partitions and
-    ``task`` is the running one (``tlxc.interpreter.tasks``); both are None outside.
+    ``pid`` holds 0-d int32 arrays; it, ``onchip`` and ``cta`` (the program as a member
+    of its cluster, ``tlxc.interpreter.cluster.Cta``) are replaced by the driver before
+    each program, and by the scheduler when the CTAs of a cluster take turns.
+    ``scheduler`` runs the CTAs of a cluster or the partitions of an ``async_tasks``
+    region (``tlxc.interpreter.tasks``), None for a lone program outside a region;
+    ``task`` is the running partition, None outside a region.
     """
 
     memory: Memory
@@ -56,6 +59,7 @@ class LaunchState:
     cluster: tuple[int, int, int] = (1, 1, 1)  # the cluster shape the kernel was compiled for
     scheduler: Any = None
     task: Any = None
+    cta: Any = None
 
     @property
     def active_threads(self) -> int:

@@ -2,7 +2,9 @@
 
 Programs run one after another in the order of linear block ids (x fastest, then y,
 then z). That is one of the orders the GPU may pick; a kernel whose result depends on the
-order of programs is racy on the GPU too.
+order of programs is racy on the GPU too. A clustered kernel runs one cluster after
+another, in the same order of clusters; the CTAs of a cluster run together
+(``tlxc.interpreter.cluster``).
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from ..errors import CompilationError
 from ..ir.ops.control import FuncOp
 from ..ir.types import PointerType, TensorDescType
 from . import rules  # noqa: F401  (registers every rule)
+from .cluster import make_cluster, switcher
 from .compiler import Compiler
 from .descriptors import descriptor_array, host_descriptor
 from .memory import Memory, base_address
 from .numerics import scalar
-from .onchip import OnChip
 from .registry import LaunchState
+from .tasks import Scheduler, TaskInfo
 
 
 def _grid(grid: Sequence[int] | int) -> tuple[int, int, int]:
@@ -87,18 +90,37 @@ def run_kernel(func: FuncOp, grid: tuple[int, int, int], args: list[Any], *, che
     """
     dims = _grid(grid)
     memory, values = bind_arguments(func, args)
-    cluster = tuple(func.attrs.get("cluster_dims") or (1, 1, 1))
-    state = LaunchState(memory, dims, num_threads=32 * int(func.attrs.get("num_warps", 4) or 4),
-                        cluster=cluster)  # type: ignore[arg-type]
+    shape = tuple(int(c) for c in func.attrs.get("cluster_dims") or (1, 1, 1))
+    cluster = (shape + (1, 1, 1))[:3]
+    if any(d % c for d, c in zip(dims, cluster)):
+        raise CompilationError("TLXC-OPTION-001", f"option ctas_per_cga: the grid {dims} is not a multiple of the "
+                                                  f"cluster shape {cluster}; the grid counts blocks, so it must hold "
+                                                  "whole clusters")
+    num_warps = int(func.attrs.get("num_warps", 4) or 4)
+    state = LaunchState(memory, dims, num_threads=32 * num_warps, cluster=cluster)  # type: ignore[arg-type]
     with np.errstate(all="ignore"):  # wraparound and NaN/inf are defined results here
         compiler = Compiler(state, check=check)
         body = compiler.block(func.body)
         env: list[Any] = [None] * compiler.num_slots
-        i32 = np.int32
-        for z in range(dims[2]):
-            for y in range(dims[1]):
-                for x in range(dims[0]):
-                    memory.program = (x, y, z)
-                    state.pid = (np.asarray(x, i32), np.asarray(y, i32), np.asarray(z, i32))
-                    state.onchip = OnChip()
-                    body.run(env, values)
+        cx, cy, cz = cluster
+        for z in range(0, dims[2], cz):
+            for y in range(0, dims[1], cy):
+                for x in range(0, dims[0], cx):
+                    group = make_cluster((x, y, z), cluster, state.num_threads)  # type: ignore[arg-type]
+                    if not group.clustered:
+                        cta = group.ctas[0]
+                        memory.program, state.pid, state.onchip, state.cta = cta.program, cta.pid, cta.onchip, cta
+                        body.run(env, values)
+                        continue
+                    # every CTA has its own value slots: they take turns inside one body
+                    tasks = [(TaskInfo(cta.name, 0, num_warps, cta.onchip.issued, cta, partition=False),
+                              _program(body, compiler.num_slots, values)) for cta in group.ctas]
+                    state.scheduler, state.cta = Scheduler(switcher(state), group.describe()), None
+                    try:
+                        state.scheduler.run(tasks, func.loc)
+                    finally:
+                        state.scheduler, state.task = None, None
+
+
+def _program(body: Any, num_slots: int, values: list[np.ndarray]) -> Any:
+    return lambda: body.run([None] * num_slots, values)

@@ -14,14 +14,16 @@ Each task runs on a Python thread of its own, because the interpreter's steps ar
 nested calls (a wait deep inside loops must suspend them all); the baton makes the
 threads take turns, so the program's state is never touched by two at once and a run is
 deterministic. The engine knows nothing about partitions: it runs any list of named
-tasks, so the CTAs of a cluster can later be scheduled together by it.
+tasks. The CTAs of a cluster are such tasks too (``tlxc.interpreter.cluster``); a CTA
+that reaches an ``async_tasks`` region *spawns* its partitions into the same engine and
+waits for them to end, so the partitions of every CTA of the cluster take turns.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -32,12 +34,16 @@ from .onchip import DEADLOCK, Issued
 
 @dataclass
 class TaskInfo:
-    """What a running task is: its name for messages and the warps it runs on."""
+    """What a running task is: its name for messages, the warps it runs on, and the CTA
+    it belongs to (``cluster.Cta``; None for a partition of a lone program). A
+    ``partition`` runs some warps of its CTA; a CTA's own task runs all of them."""
 
     name: str
     warp_start: int
     num_warps: int
     issued: Issued = field(default_factory=Issued)
+    cta: Any = None
+    partition: bool = True
 
     @property
     def threads(self) -> int:
@@ -64,10 +70,13 @@ class _Abort(BaseException):
 
 
 class _Task:
-    def __init__(self, info: TaskInfo, body: Callable[[], None], engine: "Scheduler") -> None:
+    def __init__(self, info: TaskInfo, body: Callable[[], None], engine: "Scheduler",
+                 parent: "_Task | None" = None) -> None:
         self.info = info
         self.body = body
         self.engine = engine
+        self.parent = parent
+        self.joining = False  # waits for the tasks it spawned (they are reported instead)
         self.wait: Wait | None = None
         self.done = False
         self.aborted = False
@@ -93,10 +102,12 @@ class _Task:
 
 class Scheduler:
     """Runs tasks one at a time (see the module doc). ``on_switch(info)`` is called
-    before a task runs, so that the launch state shows the running task."""
+    before a task runs, so that the launch state shows the running task; ``scope`` names
+    what the tasks are in a deadlock report ("the async_tasks region", a cluster)."""
 
-    def __init__(self, on_switch: Callable[[TaskInfo], None]) -> None:
+    def __init__(self, on_switch: Callable[[TaskInfo], None], scope: str = "the async_tasks region") -> None:
         self.on_switch = on_switch
+        self.scope = scope
         self.back = threading.Event()
         self.tasks: list[_Task] = []
         self.current: _Task | None = None
@@ -136,6 +147,21 @@ class Scheduler:
         self.back.wait()
         self.current = None
 
+    def spawn(self, tasks: list[tuple[TaskInfo, Callable[[], None]]], loc: Location | None) -> None:
+        """Called by the running task: run ``tasks`` beside the others, and return when
+        they have all ended."""
+        parent = self.current
+        assert parent is not None, "spawn outside the scheduler's tasks"
+        children = [_Task(info, body, self, parent) for info, body in tasks]
+        self.tasks.extend(children)
+        for t in children:
+            t.thread.start()
+        parent.joining = True
+        try:
+            self.block(Wait(lambda: all(t.done for t in children), lambda: "its partitions", loc))
+        finally:
+            parent.joining = False
+
     def block(self, wait: Wait) -> None:
         """Called by the running task: stop until ``wait.ready()`` (at once if it is)."""
         if wait.ready():
@@ -150,15 +176,20 @@ class Scheduler:
             raise _Abort()
         task.wait = None
 
-    def deadlock(self, waiting: list[_Task], loc: Location | None) -> InterpreterError:
-        lines = [f"deadlock: every task of the async_tasks region is waiting and none can go on "
-                 f"({len(waiting)} waiting):"]
+    def deadlock(self, live: list[_Task], loc: Location | None) -> InterpreterError:
+        """Every waiting task, what it waits for and where; then the tasks that have
+        ended (a peer that never arrives is often one of them)."""
+        waiting = [t for t in live if not t.joining]
+        lines = [f"deadlock: every task of {self.scope} is waiting and none can go on ({len(waiting)} waiting):"]
         first = None
         for t in waiting:
             assert t.wait is not None
             at = f"line {t.wait.loc.line}" if t.wait.loc is not None else "an unknown line"
             lines.append(f"  {t.info.name} ({t.info.warps_text()}) waits at {at} for {t.wait.describe()}")
             first = first or t.wait.loc
+        for t in self.tasks:
+            if t.done and (t.parent is None or not t.parent.done):
+                lines.append(f"  {t.info.name} ({t.info.warps_text()}) has finished")
         return InterpreterError(DEADLOCK, "\n".join(lines), first or loc)
 
     def _stop(self) -> None:

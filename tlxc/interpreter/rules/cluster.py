@@ -1,9 +1,9 @@
-"""Rules for the cluster ops. The interpreter runs the programs of a grid one after the
-other, so a CTA's rank and its cluster's size come from its program id and the cluster
-shape the kernel was compiled for (``func``'s ``cluster_dims``), and a cluster barrier
-has nothing to wait for; what reaches into a peer CTA (its shared memory, its barriers)
-needs the CTAs of a cluster to run together, which the interpreter does not do yet: it
-is refused at the op's line (``TLXC-INTERP-008``) rather than run wrongly."""
+"""Rules for the cluster ops. A CTA's rank and its cluster's size come from its place in
+the cluster (``tlxc.interpreter.cluster``); a cluster barrier waits for every thread of
+every CTA; stores into a peer land in the peer CTA's copy of the buffer (the same
+allocation, the same bytes), the asynchronous ones completing on the peer's copy of the
+mbarrier as its transaction bytes. Remote mbarrier arrives and TMA multicast are with
+their ops in ``rules/tlx.py``."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...errors import InterpreterError
 from ...ir.core import Operation
 from ...ir.ops import cluster as K
+from ..cluster import cluster_barrier
+from ..onchip import PENDING, Barrier, PendingCopy, View, check_readable
 from ..registry import LaunchState, evaluates
 
 Fn = Callable[..., Any]
@@ -21,11 +22,7 @@ Fn = Callable[..., Any]
 
 @evaluates(K.ClusterCtaRankOp)
 def _rank(op: Operation, state: LaunchState) -> Fn:
-    def rank() -> np.ndarray:
-        (cx, cy, cz), (x, y, z) = state.cluster, (int(p) for p in state.pid)
-        return np.asarray(x % cx + cx * (y % cy + cy * (z % cz)), np.int32)
-
-    return rank
+    return lambda: np.asarray(state.cta.rank, np.int32)
 
 
 @evaluates(K.ClusterSizeOp)
@@ -35,20 +32,54 @@ def _size(op: Operation, state: LaunchState) -> Fn:
 
 @evaluates(K.ClusterBarrierOp)
 def _cluster_barrier(op: Operation, state: LaunchState) -> Fn:
-    # nothing a peer did can be seen here (peers are refused), and one program is always in step
-    return lambda: None
+    loc = op.loc
+    what = f"the cluster_barrier at line {loc.line}" if loc is not None else "a cluster_barrier"
+    return lambda: cluster_barrier(state, what, loc)
 
 
-def no_peers(op: Operation, what: str) -> Fn:
+@evaluates(K.RemoteStoreOp)
+def _remote_store(op: Operation, state: LaunchState) -> Fn:
     loc = op.loc
 
-    def refuse(*args: Any) -> None:
-        raise InterpreterError("TLXC-INTERP-008", f"{what} reaches into a peer CTA of the cluster; the interpreter "
-                                                  "runs the CTAs one after the other and cannot do that yet", loc)
+    def store(buf: View, value: np.ndarray, rank: np.ndarray) -> None:
+        peer = state.cta.group.peer(rank, "remote_shmem_store", loc)
+        peer.onchip.peer_view(buf).write(value, what="remote_shmem_store", loc=loc)
 
-    return refuse
+    return store
 
 
-@evaluates(K.RemoteStoreOp, K.AsyncRemoteStoreOp, K.AsyncRemoteCopyOp)
-def _remote(op: Operation, state: LaunchState) -> Fn:
-    return no_peers(op, f"'{op.NAME}'")
+def _lands(state: LaunchState, rank: np.ndarray, dst: View, bar: Barrier, what: str, loc: Any,
+           write: Callable[[View], np.ndarray]) -> None:
+    """An asynchronous write into the peer ``rank``'s copy of ``dst``: its bytes stay
+    pending there until a wait on the peer's copy of ``bar`` sees the phase they complete."""
+    peer = state.cta.group.peer(rank, what, loc)
+    view, peer_bar = peer.onchip.peer_view(dst), peer.onchip.peer_barrier(bar)
+    idx = write(view)
+    peer.onchip.tma.append(PendingCopy(view.arena, idx, loc, peer_bar, peer_bar.completed))
+    peer_bar.complete_tx(int(idx.size))
+
+
+@evaluates(K.AsyncRemoteStoreOp)
+def _async_remote_store(op: Operation, state: LaunchState) -> Fn:
+    loc = op.loc
+
+    def store(buf: View, value: np.ndarray, rank: np.ndarray, bar: Barrier) -> None:
+        _lands(state, rank, buf, bar, "async_remote_shmem_store", loc,
+               lambda view: view.write(value, PENDING, "async_remote_shmem_store", loc))
+
+    return store
+
+
+@evaluates(K.AsyncRemoteCopyOp)
+def _async_remote_copy(op: Operation, state: LaunchState) -> Fn:
+    loc = op.loc
+
+    def copy(dst: View, src: View, rank: np.ndarray, bar: Barrier) -> None:
+        # the bulk copy reads the source at once here; the GPU reads it while the copy runs,
+        # and the kernel learns it has only when the peer's barrier completes
+        check_readable(src, "async_remote_copy", loc)
+        raw = src.arena.data[src.byte_indices()]
+        _lands(state, rank, dst, bar, "async_remote_copy", loc,
+               lambda view: view.write_bytes(raw, PENDING, "async_remote_copy", loc))
+
+    return copy

@@ -2,7 +2,9 @@
 (``tlxc.interpreter.tasks``), each with its own warps and its own cp.async groups and
 TMA stores; they share the program's shared memory, barriers and registers of values
 defined before the region. The default partition goes on with the asynchronous work the
-program issued before the region (the same warps)."""
+program issued before the region (the same warps). In a cluster, where the CTAs
+already run as tasks, the CTA spawns its partitions into the cluster's scheduler and
+waits for them (``Scheduler.spawn``)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,9 @@ from typing import Any, Callable
 from ...errors import InterpreterError
 from ...ir.core import Operation
 from ...ir.ops.tasks import AsyncTasksOp
+from ..cluster import switcher
 from ..compiler import Compiler
-from ..registry import Env, LaunchState, Step, executes
+from ..registry import Env, Step, executes
 from ..tasks import Scheduler, TaskInfo
 
 
@@ -25,30 +28,35 @@ def _async_tasks(op: Operation, compiler: Compiler) -> Step:
     loc = op.loc
 
     def run(env: Env) -> None:
-        if state.scheduler is not None:
+        if state.task is not None:
             raise InterpreterError("TLXC-INTERP-004", "an async_tasks region inside another one", loc)
+        cta = state.cta
         outer = state.onchip.issued
-        infos = [TaskInfo(p.describe(), p.warp_start, p.num_warps) for p in parts]
+        clustered = cta is not None and cta.group.clustered
+        infos = [TaskInfo(f"{cta.name}: {p.describe()}" if clustered else p.describe(), p.warp_start, p.num_warps,
+                          cta=cta) for p in parts]
         for p, info in zip(parts, infos):
             if p.default:
                 info.issued = outer
-        scheduler = Scheduler(_switcher(state))
-        state.scheduler = scheduler
+        tasks = [(info, _body(b, env)) for info, b in zip(infos, blocks)]
+        threads = cta.threads if cta is not None else 0
+        if cta is not None:
+            cta.threads = sum(info.threads for info in infos)
         try:
-            scheduler.run([(info, _body(b, env)) for info, b in zip(infos, blocks)], loc)
+            if state.scheduler is not None:  # the CTAs of a cluster run as tasks: this CTA's partitions join them
+                state.scheduler.spawn(tasks, loc)
+                return
+            state.scheduler = Scheduler(switcher(state))
+            try:
+                state.scheduler.run(tasks, loc)
+            finally:
+                state.scheduler, state.task = None, None
+                state.onchip.issued = outer
         finally:
-            state.scheduler, state.task = None, None
-            state.onchip.issued = outer
+            if cta is not None:
+                cta.threads = threads
 
     return run
-
-
-def _switcher(state: LaunchState) -> Callable[[TaskInfo], None]:
-    def switch(info: TaskInfo) -> None:
-        state.task = info
-        state.onchip.issued = info.issued
-
-    return switch
 
 
 def _body(block: Any, env: Env) -> Callable[[], None]:

@@ -17,7 +17,19 @@ from ...ir.ops import buffers as M
 from ...ir.ops import wgmma as W
 from ...ir.types import BarrierType, DType, MemDescType, TensorDescType
 from .. import numerics as N
-from ..onchip import DEADLOCK, PENDING, Arena, Barrier, NamedBarrier, PendingCopy, View, check_readable
+from ..cluster import cluster_barrier
+from ..onchip import (
+    DEADLOCK,
+    PENDING,
+    Arena,
+    Barrier,
+    NamedBarrier,
+    OnChip,
+    PendingCopy,
+    View,
+    barrier_array,
+    check_readable,
+)
 from ..registry import LaunchState, evaluates
 from ..tasks import Wait
 
@@ -52,7 +64,7 @@ def _local_alloc(op: Operation, state: LaunchState) -> Fn:
 
     def alloc(reuse: View | None = None) -> View:
         if reuse is None:
-            arena, offset = Arena(nbytes, loc), 0
+            arena, offset = state.onchip.allocate(op, lambda: Arena(nbytes, loc, op)), 0
         else:
             arena, offset = reuse.arena, reuse.offset
             if offset + nbytes > arena.data.size:
@@ -67,7 +79,7 @@ def _local_alloc(op: Operation, state: LaunchState) -> Fn:
 @evaluates(M.StorageAliasSpecOp)
 def _storage_alias_spec(op: Operation, state: LaunchState) -> Fn:
     size, loc = op.size, op.loc
-    return lambda: Arena(size, loc)
+    return lambda: state.onchip.allocate(op, lambda: Arena(size, loc, op))
 
 
 @evaluates(M.LocalViewOp)
@@ -161,7 +173,17 @@ def _clock64(op: Operation, state: LaunchState) -> Fn:
 @evaluates(B.BarrierAllocOp)
 def _barrier_alloc(op: Operation, state: LaunchState) -> Fn:
     n, count, loc = op.result.type.num, op.attrs["count"], op.loc
-    return lambda: [Barrier(count, loc=loc, index=i) for i in range(n)]
+    line = loc.line if loc is not None else "?"
+    what = (f"the cluster barrier after alloc_barriers at line {line} (the compiler's: peers may arrive on the "
+            "barriers once they are initialized)")
+
+    def alloc() -> list[Barrier]:
+        bars = state.onchip.allocate(op, lambda: barrier_array(count, n, loc, op))
+        if state.cta.group.clustered:
+            cluster_barrier(state, what, loc)
+        return bars
+
+    return alloc
 
 
 @evaluates(B.BarrierViewOp)
@@ -205,14 +227,23 @@ def _barrier_expect(op: Operation, state: LaunchState) -> Fn:
 def _barrier_arrive(op: Operation, state: LaunchState) -> Fn:
     t: BarrierType = op.operands[0].type  # type: ignore[assignment]
     count, loc = op.attrs["count"], op.loc
-    if op.present.get("remote_rank"):
-        from .cluster import no_peers
+    has_pred = op.pred is not None
 
-        return no_peers(op, "a remote barrier_arrive")
-    if not t.warp:  # the partition (or the program) arrives once, by its leader thread
-        return _predicated(op, lambda bar: bar.arrive(count, loc))
-    # a warp barrier: every thread of the partition (or of the program) arrives
-    return _predicated(op, lambda bar: bar.arrive(count * state.active_threads, loc))
+    def arrivals() -> int:
+        # a warp barrier: every thread of the partition (or of the program) arrives;
+        # otherwise the partition (or the program) arrives once, by its leader thread
+        return count * state.active_threads if t.warp else count
+
+    if op.remote_rank is None:
+        return _predicated(op, lambda bar: bar.arrive(arrivals(), loc))
+
+    def remote(bar: Barrier, *rest: np.ndarray) -> None:  # (pred,) rank: on the peer's copy of ``bar``
+        if has_pred and not bool(rest[0]):
+            return
+        peer = state.cta.group.peer(rest[-1], "a remote barrier_arrive", loc)
+        peer.onchip.peer_barrier(bar).arrive(arrivals(), loc)
+
+    return remote
 
 
 @evaluates(B.BarrierWaitOp)
@@ -254,7 +285,7 @@ def _named_barrier(op: Operation, state: LaunchState) -> Fn:
     waits = isinstance(op, B.NamedBarrierWaitOp)
 
     def named() -> None:
-        if state.scheduler is None:
+        if state.task is None:  # no partitions: the CTA's threads are in step
             return
         nb = state.onchip.named.setdefault(bar_id, NamedBarrier(threads))
         nb.arrived += state.active_threads
@@ -355,11 +386,24 @@ def _tma_load(op: Operation, state: LaunchState) -> Fn:
     loc = op.loc
     memory = state.memory
 
+    multicast = tuple(op.multicast)
+
+    def land(onchip: OnChip, view: View, bar: Barrier, block: np.ndarray) -> None:
+        idx = view.write(block.reshape(view.shape), PENDING, "async_descriptor_load", loc)
+        onchip.tma.append(PendingCopy(view.arena, idx, loc, bar, bar.completed))
+        bar.complete_tx(int(idx.size))
+
     def load(desc: Any, buf: View, bar: Barrier, *coords: np.ndarray) -> None:
         block = _descriptors().read_block(memory, desc, tuple(int(c) for c in coords), loc)
-        idx = buf.write(block.reshape(buf.shape), PENDING, "async_descriptor_load", loc)
-        state.onchip.tma.append(PendingCopy(buf.arena, idx, loc, bar, bar.completed))
-        bar.complete_tx(int(idx.size))
+        if not multicast:
+            land(state.onchip, buf, bar, block)
+            return
+        # multicast: the block lands at the same offset of every target CTA's buffer and
+        # completes on that CTA's copy of the barrier (the issuing CTA only if it is a target)
+        for rank in multicast:
+            peer = state.cta.group.peer(rank, "async_descriptor_load's multicast", loc)
+            onchip = peer.onchip
+            land(onchip, onchip.peer_view(buf), onchip.peer_barrier(bar), block)
 
     return _predicated(op, load)
 
