@@ -106,11 +106,13 @@ def _parity(parity: Operand) -> Operand:
     return parity
 
 
-def mbarrier_try_wait_parity(ready: Operand, addr: Operand, parity: Operand) -> str:
-    """``mbarrier.try_wait.parity.shared::cta.b64 ready, [addr], parity``: suspends for a
-    while, then sets ``ready`` when the phase of that parity completed
-    (``_SYNC + "mbarrier-test-wait-mbarrier-try-wait"``)."""
-    return f"mbarrier.try_wait.parity.shared::cta.b64 {ready}, [{addr}], {_parity(parity)}"
+def mbarrier_try_wait_parity(ready: Operand, addr: Operand, parity: Operand, suspend_ns: int | None = None) -> str:
+    """``mbarrier.try_wait.parity.shared::cta.b64 ready, [addr], parity{, suspendTimeHint}``:
+    suspends for a while -- up to about ``suspend_ns`` nanoseconds when given, the
+    time limit in ns of the optional fourth operand -- then sets ``ready`` when the phase
+    of that parity completed (``_SYNC + "mbarrier-test-wait-mbarrier-try-wait"``)."""
+    hint = "" if suspend_ns is None else f", {_count(suspend_ns, 'mbarrier.try_wait suspendTimeHint', 0, _U32 - 1)}"
+    return f"mbarrier.try_wait.parity.shared::cta.b64 {ready}, [{addr}], {_parity(parity)}{hint}"
 
 
 def mbarrier_test_wait_parity(ready: Operand, addr: Operand, parity: Operand) -> str:
