@@ -130,3 +130,10 @@ def test_region_barrier_table(user: set[int], want: int) -> None:
 def test_no_free_region_barrier() -> None:
     with pytest.raises(BudgetError, match="every id from 1 to 15"):
         region_barrier(set(range(1, 16)))
+
+
+def test_a_cluster_over_the_portable_limit_is_an_error() -> None:
+    with pytest.raises(tlxc.CompilationError) as info:
+        compile_options({"ctas_per_cga": (4, 4, 1)}, "sm_90a", None)
+    assert info.value.code == "TLXC-OPTION-001" and "clusters of 16 blocks" in str(info.value)
+    assert "at most 8" in str(info.value)
