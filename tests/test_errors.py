@@ -617,6 +617,12 @@ def k(x):
 """
 CASES.update({
     "TLXC-WS-001": [
+        (_WS + """    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(x, 1.0)
+        with tlx.async_task(num_warps=1):
+            tlx.cluster_barrier()  # ERR tlx.cluster_barrier
+""", "k.compile('*fp32')"),
         (_WS + """    with tlx.async_task(num_warps=1):  # ERR tlx.async_task
         tl.store(x, 1.0)
 """, "k.compile('*fp32')"),

@@ -42,6 +42,11 @@ def test_texts() -> None:
     assert insn.mbarrier_arrive_expect_tx(bar, 16384) == "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r1], 16384"
     assert insn.mbarrier_try_wait_parity("%p1", bar, r("%r2")) == \
         "mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], %r2"
+    assert insn.mbarrier_try_wait_parity("%p1", bar, 0, 50000) == \
+        "mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], 0, 50000"
+    assert insn.vote_sync_ballot("%r3", "%p1") == "vote.sync.ballot.b32 %r3, %p1, 0xffffffff"
+    assert insn.redux_sync("add", "s32", "%r3", "%r4") == "redux.sync.add.s32 %r3, %r4, 0xffffffff"
+    assert insn.redux_sync("max", "f32", "%f3", "%f4", absolute=True) == "redux.sync.max.abs.f32 %f3, %f4, 0xffffffff"
     assert insn.mbarrier_test_wait_parity("%p1", bar, 1) == "mbarrier.test_wait.parity.shared::cta.b64 %p1, [%r1], 1"
     assert insn.mbarrier_inval(bar) == "mbarrier.inval.shared::cta.b64 [%r1]"
     assert insn.cp_async_bulk_tensor_load(2, "%r3+1024", "%rd1", ["%r4", "%r5"], bar) == (
@@ -119,6 +124,11 @@ def test_wgmma_text_follows_the_instruction() -> None:
     (lambda: insn.tensormap_replace("rank", "%r1", 1, 0), "has no ordinal"),
     (lambda: insn.tensormap_replace("box_dim", "%r1", 64, 5), "ordinal"),
     (lambda: insn.elect_sync("%p1", membermask=0), "member mask"),
+    (lambda: insn.mbarrier_try_wait_parity("%p1", "%r1", 0, -5), "suspendTimeHint"),
+    (lambda: insn.vote_sync_ballot("%r1", "%p1", 0), "member mask"),
+    (lambda: insn.redux_sync("add", "f32", "%f1", "%f2"), "f32 operation"),
+    (lambda: insn.redux_sync("xor", "s32", "%r1", "%r2"), "redux.sync.xor type"),
+    (lambda: insn.redux_sync("max", "u32", "%r1", "%r2", absolute=True), ".abs applies to .f32"),
     (lambda: insn.wgmma_mma_async(check_wgmma_shape(64, 16, 16, "f16"), ["%f0"] * 7, "%rd1", "%rd2", "%p1"),
      "takes 8 accumulator registers"),
     (lambda: insn.wgmma_mma_async(check_wgmma_shape(64, 8, 16, "f16"), ["%f0"] * 4, ["%r1"] * 4, "%rd2", "%p1"),

@@ -23,6 +23,7 @@ from roundtrip_amd import AMD_ROUNDTRIP  # tests/ir/roundtrip_amd.py
 from roundtrip_cluster import CLUSTER_ROUNDTRIP  # tests/ir/roundtrip_cluster.py
 from roundtrip_tasks import TASKS_ROUNDTRIP  # tests/ir/roundtrip_tasks.py
 from roundtrip_tlx import TLX_ROUNDTRIP  # tests/ir/roundtrip_tlx.py
+from roundtrip_warp import WARP_ROUNDTRIP  # tests/ir/roundtrip_warp.py
 
 from tlxc.ir import Block, Builder, Location, Region
 from tlxc.ir import parser as parser_module
@@ -206,6 +207,7 @@ ROUNDTRIP.update(TLX_ROUNDTRIP)
 ROUNDTRIP.update(AMD_ROUNDTRIP)
 ROUNDTRIP.update(TASKS_ROUNDTRIP)
 ROUNDTRIP.update(CLUSTER_ROUNDTRIP)
+ROUNDTRIP.update(WARP_ROUNDTRIP)
 
 
 def test_every_op_has_a_roundtrip_text() -> None:

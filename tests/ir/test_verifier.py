@@ -16,6 +16,7 @@ from roundtrip_amd import AMD_INVALID  # tests/ir/roundtrip_amd.py
 from roundtrip_cluster import CLUSTER_INVALID  # tests/ir/roundtrip_cluster.py
 from roundtrip_tasks import TASKS_INVALID  # tests/ir/roundtrip_tasks.py
 from roundtrip_tlx import TLX_INVALID  # tests/ir/roundtrip_tlx.py
+from roundtrip_warp import WARP_INVALID, WARP_MORE_INVALID  # tests/ir/roundtrip_warp.py
 
 from tlxc.ir import Block, Region, VerificationError
 from tlxc.ir import types as T
@@ -157,6 +158,7 @@ INVALID.update(TLX_INVALID)
 INVALID.update(AMD_INVALID)
 INVALID["async_tasks"] = TASKS_INVALID["two defaults"]
 INVALID.update(CLUSTER_INVALID)
+INVALID.update(WARP_INVALID)
 
 
 def test_every_op_has_a_negative_test() -> None:
@@ -169,6 +171,11 @@ def test_invalid(name: str) -> None:
     text, message = INVALID[name]
     error = rejects(text, message)
     assert error.op is not None and error.op.name == name
+
+
+@pytest.mark.parametrize("text,message", WARP_MORE_INVALID)
+def test_warp_op_rules(text: str, message: str) -> None:
+    rejects(text, message)
 
 
 # -- bugs found in op verify() methods ---------------------------------------------------

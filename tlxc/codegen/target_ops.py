@@ -50,7 +50,8 @@ _USER_NAMES = {
     "fence": "tlx.fence", "cluster_cta_rank": "tlx.cluster_cta_rank (clusters)",
     "cluster_size": "tlx.cluster_size_1d (clusters)", "cluster_barrier": "tlx.cluster_barrier",
     "remote_store": "tlx.remote_shmem_store", "async_remote_store": "tlx.async_remote_shmem_store",
-    "async_remote_copy": "tlx.async_remote_shmem_copy",
+    "async_remote_copy": "tlx.async_remote_shmem_copy", "vote_ballot_sync": "tlx.vote_ballot_sync",
+    "warp_redux": "tlx.warp_redux",
 }
 
 # Ops only NVIDIA targets lower (the AMD equivalents are other operations: TDM, MFMA/WMMA).
@@ -59,6 +60,9 @@ NVIDIA_ONLY: tuple[type[Operation], ...] = (
     ops.MakeTensorDescOp, ops.ReinterpretTensorDescOp, ops.AllocTensorDescOp, ops.AsyncDotOp, ops.AsyncDotWaitOp,
     ops.BarrierExpectOp, ops.ClusterCtaRankOp, ops.ClusterSizeOp, ops.ClusterBarrierOp, ops.RemoteStoreOp,
     ops.AsyncRemoteStoreOp, ops.AsyncRemoteCopyOp,
+    # TLX defines them for NVIDIA's 32-lane warps; an AMD wave has 32 or 64 lanes, so the
+    # ownership rule (ir/ops/warp.py) would need a wave-size variant first
+    ops.VoteBallotOp, ops.WarpReduxOp,
 )
 # Named barriers and fences are the AMD code generator's own to judge (``amdgpu/lower_sync``):
 # it lowers ``fence("gpu"/"sys")`` and the compiler's CTA barrier (barrier 0 of every

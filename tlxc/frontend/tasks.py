@@ -140,10 +140,27 @@ class TaskMixin(_Base):
                 self._check_captures(block, livein)
             regions.append(Region(block))
         self.scope, self.def_locs = livein, def_locs
+        self._check_cluster_barriers(regions)
         self.builder.create(AsyncTasksOp, [], [], {
             "partitions": tuple(p.record for p in placed), "exclusive": options.exclusive,
             "no_ending_cluster_sync": options.no_ending_cluster_sync,
             "mbarrier_try_wait_suspend_ns": options.suspend_ns}, regions, loc=self.loc(node))
+
+    @staticmethod
+    def _check_cluster_barriers(regions: list[Region]) -> None:
+        """A ``cluster_barrier`` waits for every thread of every CTA of the cluster, so a
+        task that never reaches one leaves the others waiting forever: either every task
+        of the region has one or none has (TLX's rule; each task's own count is its
+        business)."""
+        found = [[o for top in r.blocks[0].ops for o in top.walk() if isinstance(o, ops.ClusterBarrierOp)]
+                 for r in regions]
+        if any(found) and not all(found):
+            first = next(bars[0] for bars in found if bars)
+            raise CompilationError(STRUCTURE, "tlx.cluster_barrier in only some tasks of an async_tasks region: every "
+                                              "warp of every CTA must reach a cluster barrier, or the others wait "
+                                              "forever", first.loc,
+                                   "call tlx.cluster_barrier() in every task of the region, the default included, or "
+                                   "outside the region")
 
     def _task_statements(self, stmts: list[ast.stmt]) -> list[tuple[ast.With, ast.Call]]:
         """The ``with tlx.async_task(...)`` blocks of a region's body, constexpr ifs resolved."""

@@ -120,6 +120,9 @@ size_of = _b("size_of", "The size of a dtype in bytes (compile time).")
 get_fp8_format_name = _b("get_fp8_format_name", "'e4m3' or 'e5m2' for an fp8 dtype (compile time).")
 thread_id = _b("thread_id", "The hardware thread index along an axis.")
 clock64 = _b("clock64", "A 64-bit cycle counter.")
+# -- warp-level ops (lanes run along dim 0 of a tile: 32 rows per warp) ----------------------
+vote_ballot_sync = _b("vote_ballot_sync", "The warp's 32-bit ballot of `pred` over the lanes in `mask`.")
+warp_redux = _b("warp_redux", "Each element reduced over the 32 rows of its warp ('max', 'min', 'abs_max', ...).")
 # -- barriers and fences ------------------------------------------------------------------
 alloc_barriers = _b("alloc_barriers", "`num_barriers` mbarriers expecting `arrive_count` arrivals per phase.")
 alloc_warp_barrier = _b("alloc_warp_barrier", "mbarriers on which every thread arrives.")

@@ -112,14 +112,17 @@ def emit(module, info: NvidiaTargetInfo, timings: dict[str, float] | None = None
         else:
             e.prologue.append(f"\tld.param.{pt} {r}, [{name}_param_{i}];")
         e.set(a, [r])
-    ws = lower_tasks.plan(e, func, maxnreg)  # warp specialization: the warps and budgets of its partitions
+    # no CTA leaves while a peer may still reach into its shared memory
+    ending_sync = e.clustered and reaches_peers(func)
+    # warp specialization: the warps and budgets of its partitions
+    ws = lower_tasks.plan(e, func, maxnreg, ending_sync)
     if ws is not None:
         num_warps = ws.total_warps
         fn.maxntid = num_warps * 32
         if ws.budget.default is not None or ws.budget.groups:
             fn.maxnreg = ws.budget.maxnreg  # what every warp starts with, before setmaxnreg
     e.block(func.body)
-    if e.clustered and reaches_peers(func):  # no CTA leaves while a peer may still reach into its shared memory
+    if ws.end_cluster_sync if ws is not None else ending_sync:
         from .lower_cluster import cluster_sync
 
         cluster_sync(e)

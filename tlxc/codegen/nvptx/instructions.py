@@ -106,11 +106,13 @@ def _parity(parity: Operand) -> Operand:
     return parity
 
 
-def mbarrier_try_wait_parity(ready: Operand, addr: Operand, parity: Operand) -> str:
-    """``mbarrier.try_wait.parity.shared::cta.b64 ready, [addr], parity``: suspends for a
-    while, then sets ``ready`` when the phase of that parity completed
-    (``_SYNC + "mbarrier-test-wait-mbarrier-try-wait"``)."""
-    return f"mbarrier.try_wait.parity.shared::cta.b64 {ready}, [{addr}], {_parity(parity)}"
+def mbarrier_try_wait_parity(ready: Operand, addr: Operand, parity: Operand, suspend_ns: int | None = None) -> str:
+    """``mbarrier.try_wait.parity.shared::cta.b64 ready, [addr], parity{, suspendTimeHint}``:
+    suspends for a while -- up to about ``suspend_ns`` nanoseconds when given, the
+    time limit in ns of the optional fourth operand -- then sets ``ready`` when the phase
+    of that parity completed (``_SYNC + "mbarrier-test-wait-mbarrier-try-wait"``)."""
+    hint = "" if suspend_ns is None else f", {_count(suspend_ns, 'mbarrier.try_wait suspendTimeHint', 0, _U32 - 1)}"
+    return f"mbarrier.try_wait.parity.shared::cta.b64 {ready}, [{addr}], {_parity(parity)}{hint}"
 
 
 def mbarrier_test_wait_parity(ready: Operand, addr: Operand, parity: Operand) -> str:
@@ -439,3 +441,33 @@ def elect_sync(pred: Operand, lane: Operand = "_", membermask: int = 0xFFFFFFFF)
     (``_SYNC + "elect-sync"``)."""
     _count(membermask, "elect.sync member mask", 1, _U32 - 1)
     return f"elect.sync {lane}|{pred}, {membermask:#x}"
+
+
+# -- warp-level collectives -----------------------------------------------------------------------
+_REDUX_INT = {"add": ("s32", "u32"), "min": ("s32", "u32"), "max": ("s32", "u32"), "and": ("b32",),
+              "or": ("b32",), "xor": ("b32",)}
+
+
+def vote_sync_ballot(dst: Operand, pred: Operand, membermask: int = 0xFFFFFFFF) -> str:
+    """``vote.sync.ballot.b32 dst, pred, membermask``: bit ``l`` of ``dst`` is lane ``l``'s
+    ``pred``, 0 for lanes outside the mask; every executing thread must be in the mask
+    (``_SYNC + "vote-sync"``)."""
+    _count(membermask, "vote.sync member mask", 1, _U32 - 1)
+    return f"vote.sync.ballot.b32 {dst}, {pred}, {membermask:#x}"
+
+
+def redux_sync(op: str, ty: str, dst: Operand, src: Operand, membermask: int = 0xFFFFFFFF, *,
+               absolute: bool = False) -> str:
+    """``redux.sync.op{.abs}.type dst, src, membermask``: the reduction over the mask's lanes,
+    in every one of them (``_SYNC + "redux-sync"``). Integer ``add``/``min``/``max`` on
+    ``.s32``/``.u32`` and ``and``/``or``/``xor`` on ``.b32`` (sm_80); ``min``/``max`` on
+    ``.f32``, optionally of the absolute values, need sm_100a."""
+    _count(membermask, "redux.sync member mask", 1, _U32 - 1)
+    if ty == "f32":
+        _choice(op, "redux.sync f32 operation", ("min", "max"))
+    else:
+        _choice(op, "redux.sync operation", tuple(_REDUX_INT))
+        _choice(ty, f"redux.sync.{op} type", _REDUX_INT[op])
+        if absolute:
+            raise PtxOperandError("redux.sync .abs applies to .f32 only")
+    return f"redux.sync.{op}{'.abs' if absolute else ''}.{ty} {dst}, {src}, {membermask:#x}"

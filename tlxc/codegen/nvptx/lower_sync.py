@@ -132,6 +132,19 @@ def barrier_arrive(e: Emitter, op: Operation) -> None:
     e.fn.emit(text, thread0(e, _pred(e, op)))
 
 
+def suspend_hint(op: Operation) -> int | None:
+    """The ``mbarrier_try_wait_suspend_ns`` of the ``async_tasks`` region around ``op``
+    (None outside one, or where the region gave none or 0: as in TLX, 0 turns the hint
+    off), the ``suspendTimeHint`` of its waits."""
+    o: Operation | None = op
+    while o is not None and o.parent is not None:
+        o = o.parent.parent_op
+        if isinstance(o, ops.AsyncTasksOp):
+            ns = o.mbarrier_try_wait_suspend_ns
+            return ns if ns > 0 else None
+    return None
+
+
 @lowers(ops.BarrierWaitOp)
 def barrier_wait(e: Emitter, op: Operation) -> None:
     bar = e.get(op.bar).regs[0]
@@ -148,7 +161,7 @@ def barrier_wait(e: Emitter, op: Operation) -> None:
         e.fn.emit(f"bra.uni {done}", pred, negate=True)
     e.fn.place(loop)
     ready = e.fn.reg("pred")
-    e.fn.emit(insn.mbarrier_try_wait_parity(ready, bar, phase))
+    e.fn.emit(insn.mbarrier_try_wait_parity(ready, bar, phase, suspend_hint(op)))
     e.fn.emit(f"bra {loop}", ready, negate=True)
     if done is not None:
         e.fn.place(done)

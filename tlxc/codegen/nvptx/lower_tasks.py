@@ -19,7 +19,21 @@ default warps: its compiler barriers are ``bar.sync 0, <default threads>``.
              captures <- shared memory; setmaxnreg per warpgroup
              one branch per worker partition, each under its own scope (first warp, warp
              count, hardware barrier: ``partition_budget.barrier_ids``), then
-             bar.arrive 1, <all threads>; ret
+             bar.arrive 1, <all threads>
+             [barrier.cluster.arrive / wait: the kernel's ending cluster sync]
+             ret
+
+Barrier 1 above is the region's barrier (``WS_BARRIER``) unless the kernel's own named
+barriers use 1: then it is the lowest id they leave free (``region_barrier``), and the
+partitions' barriers are chosen around both.
+
+A clustered kernel that reaches into its peers ends with a cluster sync, so that no CTA
+exits while a peer may still write into its shared memory or arrive on its barriers
+(``compile.reaches_peers``). Every thread of every CTA takes part, so the worker warps
+(padding warps included) arrive and wait before their ``ret`` as the default's do at the
+kernel's end; ``barrier.cluster.arrive`` also releases the workers' own remote writes.
+``async_tasks(no_ending_cluster_sync=True)`` leaves it out: the user guarantees that the
+cluster's shared-memory traffic is over.
 
 Values a worker partition reads from the default path (scalars, pointers, buffer and
 barrier addresses) travel through a small area of shared memory after the scratch areas;
@@ -42,10 +56,10 @@ from ...ir import ops
 from ...ir.core import Operation, Value
 from . import instructions as insn
 from .emitter import Emitter, Scope, TileRegs, lowers
-from .partition_budget import BudgetError, RegisterBudget, Worker, barrier_ids, register_budget
+from .partition_budget import NUM_BARRIERS, BudgetError, RegisterBudget, Worker, barrier_ids, register_budget
 from .ptx import Reg
 
-WS_BARRIER = 1  # every warp of the CTA: the region's start and end
+WS_BARRIER = 1  # every warp of the CTA: the region's start and end (unless the kernel's barriers use 1)
 CAPTURE = "@WSCAPTURE@"  # the capture area's offset in global_smem, known once the scratch areas are
 
 
@@ -56,6 +70,8 @@ class WsPlan:
     default_warps: int
     budget: RegisterBudget
     bars: dict[int, int | None]  # partition index -> its hardware barrier (None: one warp)
+    barrier: int = WS_BARRIER  # the region's start and end barrier, of every warp
+    end_cluster_sync: bool = False  # the workers join the kernel's ending cluster sync
     workers_label: str = ""
     capture_bytes: int = 0
     captured: list[Value] = field(default_factory=list)
@@ -69,9 +85,24 @@ def _fail(op: Operation, message: str) -> CompilationError:
     return CompilationError("TLXC-CODEGEN-001", message, op.loc)
 
 
-def plan(e: Emitter, func: Operation, maxnreg: int | None) -> WsPlan | None:
+def region_barrier(user_ids: set[int]) -> int:
+    """The hardware barrier of the region's start and end: ``WS_BARRIER`` (1), or the
+    lowest id from 1 up that the kernel's named barriers leave free. Worked example: user
+    barriers {9, 10} -> 1; {1} -> 2; {1, 2, 3} -> 4.
+
+    Refuses (``BudgetError``): no id free (barrier 0 is the compiler's CTA barrier)."""
+    free = [i for i in range(WS_BARRIER, NUM_BARRIERS) if i not in user_ids]
+    if not free:
+        raise BudgetError(f"the kernel's named barriers take every id from 1 to {NUM_BARRIERS - 1}; warp "
+                          "specialization needs one for the start and end of the region")
+    return free[0]
+
+
+def plan(e: Emitter, func: Operation, maxnreg: int | None, ending_cluster_sync: bool = False) -> WsPlan | None:
     """The dispatch of the kernel's ``async_tasks`` region (None when it has none), with
-    the emitter rebased on the default warps and the entry's branch to the workers."""
+    the emitter rebased on the default warps and the entry's branch to the workers.
+    ``ending_cluster_sync``: the kernel would end with a cluster sync; the plan says
+    whether it does (``end_cluster_sync``: not under ``no_ending_cluster_sync``)."""
     regions = [op for op in func.walk() if isinstance(op, ops.AsyncTasksOp)]
     if not regions:
         return None
@@ -91,14 +122,16 @@ def plan(e: Emitter, func: Operation, maxnreg: int | None) -> WsPlan | None:
                                  [Worker(p.warp_start, p.num_warps, p.registers or None) for p in workers], maxnreg)
         user_bars = {o.attrs["bar_id"] for o in func.walk()
                      if isinstance(o, (ops.NamedBarrierWaitOp, ops.NamedBarrierArriveOp)) and o.attrs["bar_id"]}
-        ids = barrier_ids([p.num_warps for p in workers], user_bars | {WS_BARRIER})
+        region_bar = region_barrier(user_bars)
+        ids = barrier_ids([p.num_warps for p in workers], user_bars | {region_bar})
     except BudgetError as err:
         raise _fail(op, f"tlx.async_tasks: {err}") from None
     if wanted and default.num_warps % 4:
         raise _fail(op, f"the default task's {default.num_warps} warps are not whole warpgroups, which setmaxnreg "
                         "(registers=) needs")
     total = budget.total_warps if wanted else op.total_warps  # type: ignore[attr-defined]
-    ws = WsPlan(op, total, default.num_warps, budget, {p.index: b for p, b in zip(workers, ids)})
+    ws = WsPlan(op, total, default.num_warps, budget, {p.index: b for p, b in zip(workers, ids)}, region_bar,
+                ending_cluster_sync and not op.no_ending_cluster_sync)  # type: ignore[attr-defined]
     e.rebase(Scope(0, default.num_warps, 0, whole_cta=False))
     e.partitions = len(workers)
     ws.workers_label = e.fn.label("ws_workers")
@@ -198,18 +231,18 @@ def async_tasks(e: Emitter, op: Operation) -> None:
         raise _fail(op, "internal: an async_tasks region the dispatch was not planned for")
     func_args = {id(a) for a in op.parent.parent.parent.body.args}  # type: ignore[union-attr]
     layout = _store_captures(e, ws, _captures(op, func_args))
-    e.fn.emit(insn.bar_sync(WS_BARRIER, ws.threads))
+    e.fn.emit(insn.bar_sync(ws.barrier, ws.threads))
     budget = ws.budget
     if budget.default is not None:
         _setmaxnreg(e, budget.default, budget.maxnreg)
     default = next(p for p in op.partitions if p.default)  # type: ignore[attr-defined]
     e.block(default.block)
-    e.fn.emit(insn.bar_sync(WS_BARRIER, ws.threads))
+    e.fn.emit(insn.bar_sync(ws.barrier, ws.threads))
     # the worker warps' code, after the default path's
     main, e.fn.body = e.fn.body, e.worker_code
     try:
         e.fn.place(ws.workers_label)
-        e.fn.emit(insn.bar_sync(WS_BARRIER, ws.threads))
+        e.fn.emit(insn.bar_sync(ws.barrier, ws.threads))
         loaded = _load_captures(e, layout)
         warp = e.fn.reg("b32")
         e.fn.emit(f"mov.u32 {warp}, %tid.x")
@@ -243,7 +276,11 @@ def async_tasks(e: Emitter, op: Operation) -> None:
             e.fn.emit(f"bra {done}")
             e.fn.place(skip)
         e.fn.place(done)
-        e.fn.emit(insn.bar_arrive(WS_BARRIER, ws.threads))
+        e.fn.emit(insn.bar_arrive(ws.barrier, ws.threads))
+        if ws.end_cluster_sync:
+            from .lower_cluster import cluster_sync
+
+            cluster_sync(e)
         e.fn.emit("ret")
     finally:
         e.worker_code, e.fn.body = e.fn.body, main

@@ -25,6 +25,7 @@ from . import (  # noqa: F401  (importing a lowering module registers its rules)
     lower_tasks,
     lower_tensormap,
     lower_tma,
+    lower_warp,
     lower_wgmma,
 )
 from .emitter import RULES

@@ -16,6 +16,7 @@ from . import (  # noqa: F401  (registers the rules)
     tlx_mma,
     tlx_sync,
     tlx_tasks,
+    tlx_warp,
 )
 from .base import RULES, Ctx  # noqa: F401
 

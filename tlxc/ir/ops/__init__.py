@@ -13,4 +13,5 @@ from .misc import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .tasks import *  # noqa: F401,F403
+from .warp import *  # noqa: F401,F403
 from .wgmma import *  # noqa: F401,F403

@@ -51,6 +51,17 @@ USER_LAYOUT = "TLXC-TLX-007"  # a user layout (tlx.zeros / require_layout / extr
 REMAT_LIMIT = 24  # ops rebuilt for one operand at most
 
 
+def warp_rows_layout(shape: tuple[int, ...], warp_size: int, num_warps: int) -> LinearLayout:
+    """The layout in which a warp-level op (``ir/ops/warp.py``) sees its tile: lane ``i %
+    warp_size`` holds row ``i`` (dim 0) whole in its registers, warps take the next row
+    groups, and rows beyond ``warp_size x num_warps`` wrap into registers. For [256, 2] and 4
+    warps: thread (warp w, lane l) holds rows 32w + l and 128 + 32w + l, both columns."""
+    rank = len(shape)
+    rest = [1] * rank
+    return blocked(shape, [1, *shape[1:]], [warp_size, *rest[1:]], [num_warps, *rest[1:]],
+                   list(range(rank - 1, -1, -1)))
+
+
 def _bytes(t: DType | PointerType) -> int:
     return 8 if isinstance(t, PointerType) else max(1, t.bits // 8)
 
@@ -349,6 +360,10 @@ class _Assigner:
             self.set_layout(op.result, layout)
         elif isinstance(op, ops.RematerializedRangeOp):
             self.set_layout(op.result, self.canonical(op.result.type.shape))
+        elif isinstance(op, (ops.VoteBallotOp, ops.WarpReduxOp)):
+            want = warp_rows_layout(op.operands[0].type.shape, self.target.warp_size, self.num_warps)
+            self.require(op, 0, want)
+            self.set_layout(op.result, want)
         elif isinstance(op, (ops.ReleaseLayoutOp, ops.AmdRegisterResidentOp, ops.AmdRegisterClassAnchorOp,
                              ops.AmdMfmaCommitOp)):
             for v, r in zip(op.operands, op.results):
