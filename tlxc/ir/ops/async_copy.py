@@ -278,6 +278,10 @@ class TmaStoreWaitOp(Operation):
     ATTRS = {"pendings": Operation.REQUIRED}
     SYNC = (Sync("wait"),)
     RETIRES = ("tma_store",)
+    # pendings=0 frees every source buffer: the issuing thread waits for the reads of its
+    # bulk groups and the code generators follow with a barrier of the partition, so a
+    # staging buffer is dead after it (shared-memory allocation reuses its bytes).
+    RETIRES_ALL_AT_ZERO = True
     NUM_RESULTS = 0
 
     pendings = Attr[int]()
