@@ -151,6 +151,20 @@ class Artifacts(dict):
         raise KeyError(f"unknown output '{key}'; outputs are {', '.join(OUTPUTS)}")
 
 
+class KernelMetadata(dict):
+    """``CompiledKernel.metadata``: a dict that also reads by attribute, as Triton's
+    metadata does (``kernel.metadata.ctas_per_cga``, ``.num_warps``, ``.shared``), so
+    that TLX's programs run unchanged. The launch options are there from the start; what
+    code generation learns (name, warps, shared bytes, registers) once an output is made."""
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(f"kernel metadata has no '{key}' (it has: {', '.join(sorted(self))}); what code "
+                                 "generation reports is there once an output such as asm['ptx'] was made") from None
+
+
 @dataclass
 class CompiledKernel:
     """One specialized, compiled variant of a kernel."""
@@ -180,6 +194,10 @@ class CompiledKernel:
 
     def __post_init__(self) -> None:
         self.asm.producer = self._produce
+        o = self.options
+        self.metadata = KernelMetadata({"num_ctas": o.num_ctas, "num_stages": o.num_stages,
+                                        "cluster_dims": o.cluster_dims or (1, 1, 1),
+                                        "ctas_per_cga": o.cluster_dims or (1, 1, 1), **self.metadata})
 
     def lowered(self) -> Operation:
         """The IR after the target's whole pipeline (layouts, shared-memory offsets,
