@@ -11,6 +11,8 @@ nothing here reads the environment.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -118,6 +120,10 @@ class Artifacts(dict):
     ``[]`` can give for this target."""
 
     producer: Any = None
+    owner: Any = None  # the CompiledKernel whose outputs these are (its target, what it can make)
+    # Held while an output is made: threads that launch one variant at once (TLX tests
+    # compile from a thread pool) would otherwise see "ptx" made and "cubin" not yet.
+    lock: Any = None
 
     def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
         # dict.get skips __missing__; going through [] keeps get and [] consistent
@@ -129,26 +135,43 @@ class Artifacts(dict):
     def available(self) -> list[str]:
         """The outputs that ``[]`` gives for this target (produced or producible; an output
         whose tool is missing is left out), without producing them."""
-        if self.producer is None:
+        if self.owner is None:
             return sorted(self)
-        return sorted(set(self) | set(self.producer.__self__._producible()))
+        return sorted(set(self) | set(self.owner._producible()))
 
     def __missing__(self, key: str) -> Any:
         if self.producer is not None:
-            try:
-                made = self.producer(key)
-            except TlxcError as e:
-                raise clean(e) from None
+            with self.lock or contextlib.nullcontext():
+                if dict.__contains__(self, key):  # another thread made it meanwhile
+                    return dict.__getitem__(self, key)
+                try:
+                    made = self.producer(key)
+                except TlxcError as e:
+                    raise clean(e) from None
             if made:
                 return self[key]
         if key in OUTPUTS:
-            arch = self.producer.__self__.options.arch if self.producer is not None else "this target"
+            arch = self.owner.options.arch if self.owner is not None else "this target"
             if OUTPUTS[key] == _family(arch):  # this target's output, but its tool is missing
                 raise KeyError(f"'{key}' is not available: {_NEEDS.get(key, 'its tool was not found')}; "
                                f"available: {', '.join(sorted(self))}")
             raise KeyError(f"'{key}' is not an output of {arch}: {OUTPUTS[key]} targets give it; available: "
                            f"{', '.join(sorted(set(self) | {k for k, v in OUTPUTS.items() if v == _family(arch)}))}")
         raise KeyError(f"unknown output '{key}'; outputs are {', '.join(OUTPUTS)}")
+
+
+class KernelMetadata(dict):
+    """``CompiledKernel.metadata``: a dict that also reads by attribute, as Triton's
+    metadata does (``kernel.metadata.ctas_per_cga``, ``.num_warps``, ``.shared``), so
+    that TLX's programs run unchanged. The launch options are there from the start; what
+    code generation learns (name, warps, shared bytes, registers) once an output is made."""
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(f"kernel metadata has no '{key}' (it has: {', '.join(sorted(self))}); what code "
+                                 "generation reports is there once an output such as asm['ptx'] was made") from None
 
 
 @dataclass
@@ -180,6 +203,12 @@ class CompiledKernel:
 
     def __post_init__(self) -> None:
         self.asm.producer = self._produce
+        self.asm.owner = self
+        self.asm.lock = threading.RLock()
+        o = self.options
+        self.metadata = KernelMetadata({"num_ctas": o.num_ctas, "num_stages": o.num_stages,
+                                        "cluster_dims": o.cluster_dims or (1, 1, 1),
+                                        "ctas_per_cga": o.cluster_dims or (1, 1, 1), **self.metadata})
 
     def lowered(self) -> Operation:
         """The IR after the target's whole pipeline (layouts, shared-memory offsets,

@@ -120,6 +120,31 @@ def test_buffers_of_partitions_do_not_share_bytes_and_barriers_span_the_partitio
 
 
 @tlxc.jit
+def _two_stores_per_replica(out_desc, BLOCK: tl.constexpr):
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            pass
+        with tlx.async_task(num_warps=4, replicate=2):
+            row = tlx.async_task_replica_id() * 2 * BLOCK
+            tile = tl.full((BLOCK, BLOCK), 1.0, tl.float16)
+            out_desc.store([row, 0], tile)
+            out_desc.store([row + BLOCK, 0], tile * 2)
+
+
+def test_staging_buffers_share_bytes_within_a_partition_not_across_replicas() -> None:
+    # Found by TLX's pingpong GEMM tutorial: its two epilogue stores per consumer got four
+    # staging buffers and the kernel needed 262 KB; Triton reuses one per consumer.
+    sig = {"out_desc": "tensordesc<fp16[64,64]>"}
+    module = _two_stores_per_replica.compile(sig, {"BLOCK": 64}, arch="sm_90a", num_warps=4).lowered()
+    region = _tasks(module)
+    offsets = [sorted({o.attrs["smem_offset"] for op in p.block.ops for o in op.walk()
+                       if isinstance(o, ops.LocalAllocOp)})
+               for p in region.partitions]
+    assert [len(o) for o in offsets] == [0, 1, 1]  # one 8 KB staging buffer per replica, used twice
+    assert abs(offsets[1][0] - offsets[2][0]) >= 64 * 64 * 2  # the replicas run side by side
+
+
+@tlxc.jit
 def _dots(a, b, c, d):
     offs_m = tl.arange(0, 64)
     offs_k = tl.arange(0, 16)

@@ -23,7 +23,7 @@ def _peer(op: Operation) -> str | None:
     """What ``op`` does to a peer CTA, in the user's words (None: nothing)."""
     if isinstance(op, ops.BarrierArriveOp) and op.operand("remote_rank") is not None:
         return "tlx.barrier_arrive on a remote barrier (remote_cta_rank / remote_view)"
-    if isinstance(op, ops.TmaLoadOp) and op.attrs["multicast"]:
+    if isinstance(op, ops.TmaLoadOp) and op.multicasts():
         return "tlx.async_descriptor_load with multicast_targets"
     names = {"remote_store": "tlx.remote_shmem_store", "async_remote_store": "tlx.async_remote_shmem_store",
              "async_remote_copy": "tlx.async_remote_shmem_copy"}

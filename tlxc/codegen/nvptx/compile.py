@@ -58,7 +58,7 @@ def reaches_peers(func) -> bool:
 
     return any(isinstance(op, (ops.RemoteStoreOp, ops.AsyncRemoteStoreOp, ops.AsyncRemoteCopyOp))
                or (isinstance(op, ops.BarrierArriveOp) and op.operand("remote_rank") is not None)
-               or (isinstance(op, ops.TmaLoadOp) and op.attrs["multicast"]) for op in func.walk())
+               or (isinstance(op, ops.TmaLoadOp) and op.multicasts()) for op in func.walk())
 
 
 def generate(module, arch: str, timings: dict[str, float] | None = None, maxnreg: int | None = None,

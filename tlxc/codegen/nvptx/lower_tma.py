@@ -146,6 +146,9 @@ def tma_load(e: Emitter, op: Operation) -> None:
     if targets:  # the block lands at the same offset in each target CTA, completing on its barrier
         mask = e.fn.reg("b16")
         e.fn.emit(f"mov.b16 {mask}, {sum(1 << r for r in targets)}")
+    elif op.cta_mask is not None:  # ranks known at run time: the low 16 bits of the i32 mask
+        mask = e.fn.reg("b16")
+        e.fn.emit(f"cvt.u16.u32 {mask}, {e.get(op.cta_mask).regs[0]}")
     for start, offset in _messages(dt, buf, swizzle):
         e.fn.emit(insn.cp_async_bulk_tensor_load(rank, _address(e, base, offset), d, _coords(e, op, coords, start),
                                                  bar, multicast_mask=mask), p)

@@ -314,27 +314,39 @@ def async_descriptor_load(ctx: Ctx, desc: Any, result: Any, offsets: Any, barrie
     bar = one_barrier(_single(ctx, barrier), "async_descriptor_load's barrier")
     if unwrap(two_ctas):
         fail("TLXC-TLX-005", "two-CTA TMA (two_ctas=True) is a Blackwell feature tlxc does not support yet")
-    targets = _multicast(multicast_targets)
+    targets, mask = _multicast(ctx, multicast_targets)
     coords = _coords(ctx, offsets, len(dt.block_shape))
     ctx.b.create(ops.TmaLoadOp, [d.handle, buf, bar.handle, *coords], [],
-                 {"eviction": _eviction(eviction_policy), "multicast": targets}, optional={"pred": _pred(ctx, pred)})
+                 {"eviction": _eviction(eviction_policy), "multicast": targets},
+                 optional={"pred": _pred(ctx, pred), "cta_mask": mask})
 
 
-def _multicast(targets: Any) -> tuple[int, ...]:
-    """``multicast_targets``: distinct compile-time cluster ranks (0..15: the CTA mask of
-    ``.multicast::cluster`` has 16 bits)."""
+def _multicast(ctx: Ctx, targets: Any) -> tuple[tuple[int, ...], Any]:
+    """``multicast_targets``: distinct cluster ranks (0..15: the CTA mask of
+    ``.multicast::cluster`` has 16 bits). All known at compile time: (the ranks, None).
+    Some only at run time (TLX's 2-CTA GEMM multicasts to ``[cta_id, cta_id ^ 1]``):
+    ((), the mask as an i32 scalar, bit r for rank r), checked for range by nobody --
+    as in TLX, a rank outside the cluster is the user's to avoid."""
     t = unwrap(targets)
     if t is None:
-        return ()
+        return (), None
     if not isinstance(t, (list, tuple)):
         fail(TMA, f"multicast_targets must be a list of cluster ranks, got {describe(t)}")
+    if any(isinstance(unwrap(x), Tensor) for x in t):
+        from .arith import binary
+
+        mask: Any = None
+        for x in t:
+            bit = binary(ctx, "lshift", constant(ctx, 1, int32), rank_value(ctx, x, "a multicast target"))
+            mask = bit if mask is None else binary(ctx, "or", mask, bit)
+        return (), mask.handle
     out = []
     for x in t:
-        r = const_value(x, "a multicast target (a cluster rank known at compile time)")
+        r = const_value(x, "a multicast target (a cluster rank)")
         if not isinstance(r, int) or not 0 <= r < 16 or r in out:
             fail(TMA, f"multicast targets must be distinct cluster ranks 0..15, got {list(t)}")
         out.append(r)
-    return tuple(out)
+    return tuple(out), None
 
 
 @rule("tlx.async_descriptor_store")

@@ -383,6 +383,10 @@ def _reinterpret_desc(op: Operation, state: LaunchState) -> Fn:
 
 @evaluates(C.TmaLoadOp)
 def _tma_load(op: Operation, state: LaunchState) -> Fn:
+    if op.cta_mask is not None:  # its extra operand would land among the coordinates below
+        from .cluster import no_peers
+
+        return no_peers(op, "tlx.async_descriptor_load with multicast_targets known at run time")
     loc = op.loc
     memory = state.memory
 

@@ -95,16 +95,21 @@ class ProgramOrder:
     def encloses(self, outer: Operation, op: Operation) -> bool:
         return self.pos[id(outer)] < self.pos[id(op)] < self.end[id(outer)]
 
-    def concurrent_span(self, op: Operation) -> tuple[int, int] | None:
-        """Where the outermost ``async_tasks`` region holding ``op`` starts and ends: what
-        lives in one partition lives while the others run (None outside any)."""
-        span = None
+    def partition_of(self, op: Operation) -> tuple[int, int] | None:
+        """Which partition of the outermost ``async_tasks`` region ``op`` sits in: (that
+        op's position, the region's index); None outside any. Two allocations made in
+        different partitions of one region are live at the same time whatever their
+        positions say, since the partitions run side by side."""
+        found = None
+        child = op
         parent = op.parent.parent_op if op.parent is not None else None
         while parent is not None:
             if isinstance(parent, CONCURRENT_OPS):
-                span = (self.pos[id(parent)], self.end[id(parent)])
+                index = next(i for i, r in enumerate(parent.regions) if any(b is child.parent for b in r.blocks))
+                found = (self.pos[id(parent)], index)
+            child = parent
             parent = parent.parent.parent_op if parent.parent is not None else None
-        return span
+        return found
 
     def effective(self, op: Operation, root: Operation | None) -> int:
         """``op``'s position, moved to the end of every loop that contains ``op`` but not

@@ -215,8 +215,9 @@ class TmaLoadOp(Operation):
     ``bar``."""
 
     NAME = "tma_load"
-    OPERANDS = ("desc", "buf", "bar", "*coords", "?pred")
+    OPERANDS = ("desc", "buf", "bar", "*coords", "?pred", "?cta_mask")
     # multicast: the cluster ranks whose buffer (and barrier) receive the block too (); empty: this CTA's only
+    # (unless cta_mask: an i32 whose bit r names rank r, for targets known only at run time)
     ATTRS = {"eviction": "", "multicast": ()}
     MEMORY = (write("buf", "async"),)  # completes through ``bar``, not in program order
     NUM_RESULTS = 0
@@ -226,8 +227,13 @@ class TmaLoadOp(Operation):
     bar = Operand()
     coords = VariadicOperands()
     pred = OptionalOperand()
+    cta_mask = OptionalOperand()
     eviction = Attr[str]()
     multicast = Attr[tuple[int, ...]]()
+
+    def multicasts(self) -> bool:
+        """Whether the block lands in other CTAs of the cluster too."""
+        return bool(self.multicast) or self.cta_mask is not None
 
     def verify(self) -> None:
         super().verify()
@@ -240,6 +246,11 @@ class TmaLoadOp(Operation):
         pred = self.pred
         if pred is not None and (not is_i1(pred.type) or pred.type.shape):
             fail(self, f"pred must be a scalar i1, got {pred.type}")
+        mask = self.cta_mask
+        if mask is not None:
+            i32_scalar(self, mask, "cta_mask")
+            if self.multicast:
+                fail(self, "multicast ranks are given either as the attribute or as cta_mask, not both")
 
 
 @register
@@ -278,6 +289,10 @@ class TmaStoreWaitOp(Operation):
     ATTRS = {"pendings": Operation.REQUIRED}
     SYNC = (Sync("wait"),)
     RETIRES = ("tma_store",)
+    # pendings=0 frees every source buffer: the issuing thread waits for the reads of its
+    # bulk groups and the code generators follow with a barrier of the partition, so a
+    # staging buffer is dead after it (shared-memory allocation reuses its bytes).
+    RETIRES_ALL_AT_ZERO = True
     NUM_RESULTS = 0
 
     pendings = Attr[int]()

@@ -22,9 +22,12 @@ the passes and emitters after it; ``plan(func)`` computes it without writing):
   asynchronous copy or MMA touches lasts until the last op that retires that kind of
   work -- the ops whose class says it ``RETIRES`` it: ``async_wait_group``,
   ``barrier_wait``, ``async_dot_wait``, ``tma_store_wait`` -- or to the kernel's end when
-  none follows; a use in an ``async_tasks`` partition lasts to the region's end, and an
-  allocation made in one is live for the whole region, since partitions run side by
-  side; a wgmma or cp.async
+  none follows; a use in an ``async_tasks`` partition of an allocation made outside it
+  lasts to the region's end, since partitions run side by side; an allocation made in a
+  partition has its own range in that partition, and is kept apart from every
+  allocation made in another partition of the region (so the staging buffers of two
+  ``desc.store`` one after the other in one partition share bytes, as in Triton, while
+  those of two replicas do not); a wgmma or cp.async
   followed in its own block by a wait with no pendings is done at that wait, so the
   buffers of one loop are free for the next). Allocations whose
   live ranges are disjoint may share bytes (first fit, largest first). mbarriers are
@@ -94,6 +97,8 @@ class Allocation:
     offset: int = -1
     reuses: Operation | None = None  # the allocation whose bytes it shares (``reuse=``)
     rel: int = 0  # bytes after the start of what it reuses (a storage_alias_spec placement)
+    # (the async_tasks op's position, its region's index) for an allocation made in a partition
+    partition: tuple[int, int] | None = None
 
     @property
     def is_barrier(self) -> bool:
@@ -232,10 +237,9 @@ def live_ranges(func: Operation, order: ProgramOrder, roots: dict[int, frozenset
         if isinstance(root, ops.BarrierAllocOp):
             out[id(root)] = (0, order.last)
             continue
+        # An allocation made in a partition keeps its own range: ``plan`` keeps it apart
+        # from every allocation of the other partitions (``ProgramOrder.partition_of``).
         start = end = order.of(root)
-        span = order.concurrent_span(root)
-        if span is not None:  # allocated in a partition: the other partitions run meanwhile
-            start, end = span
         for v in views.get(id(root), []):
             owner = getattr(v, "op", None)
             if owner is None:  # a block argument: live across its whole region op
@@ -298,7 +302,8 @@ def plan(func: Operation) -> SmemPlan:
     roots = alias_roots(func)
     allocs = _allocations(func)
     live = live_ranges(func, order, roots, allocs)
-    records = {id(op): Allocation(op, _size(op), _alignment(op), *live[id(op)]) for op in allocs}
+    records = {id(op): Allocation(op, _size(op), _alignment(op), *live[id(op)], partition=order.partition_of(op))
+               for op in allocs}
     # reuse groups: an allocation with reuse= joins the group of what it reuses
     leader: dict[int, Allocation] = {}
     for op in allocs:
@@ -327,22 +332,29 @@ def plan(func: Operation) -> SmemPlan:
     groups: dict[int, list[Allocation]] = {}
     for op in allocs:
         groups.setdefault(id(leader[id(op)].op), []).append(records[id(op)])
-    placed: list[tuple[int, int, int, int]] = []  # (offset, size, start, end)
+    placed: list[tuple[int, int, int, int, frozenset]] = []  # (offset, size, start, end, partitions)
     ordered = sorted(groups.values(), key=lambda g: (-g[0].size, g[0].start))
     for members in ordered:
         size = max(m.rel + m.size for m in members)
         align = max(m.align for m in members)
         start, end = min(m.start for m in members), max(m.end for m in members)
-        conflicts = [p for p in placed if p[2] <= end and start <= p[3]]
-        for cand in sorted({0} | {o + s for o, s, _, _ in conflicts}):
+        parts = frozenset(m.partition for m in members if m.partition is not None)
+        conflicts = [p for p in placed if (p[2] <= end and start <= p[3]) or _side_by_side(parts, p[4])]
+        for cand in sorted({0} | {o + s for o, s, *_ in conflicts}):
             off = align_up(cand, align)
-            if all(off + size <= o or off >= o + s for o, s, _, _ in conflicts):
+            if all(off + size <= o or off >= o + s for o, s, *_ in conflicts):
                 break
         for m in members:
             m.offset = off + m.rel
-        placed.append((off, size, start, end))
-    total = max((o + s for o, s, _, _ in placed), default=0)
+        placed.append((off, size, start, end, parts))
+    total = max((o + s for o, s, *_ in placed), default=0)
     return SmemPlan([records[id(op)] for op in allocs], total, roots)
+
+
+def _side_by_side(a: frozenset, b: frozenset) -> bool:
+    """Whether allocations made in partitions ``a`` and ``b`` can be live at once whatever
+    their ranges: some two of them are different partitions of one ``async_tasks``."""
+    return any(x[0] == y[0] and x[1] != y[1] for x in a for y in b)
 
 
 def _allocations(func: Operation) -> list[AllocationOp]:
