@@ -383,33 +383,39 @@ def _reinterpret_desc(op: Operation, state: LaunchState) -> Fn:
 
 @evaluates(C.TmaLoadOp)
 def _tma_load(op: Operation, state: LaunchState) -> Fn:
-    if op.cta_mask is not None:  # its extra operand would land among the coordinates below
-        from .cluster import no_peers
-
-        return no_peers(op, "tlx.async_descriptor_load with multicast_targets known at run time")
     loc = op.loc
     memory = state.memory
-
     multicast = tuple(op.multicast)
+    has_pred, has_mask = op.pred is not None, op.cta_mask is not None
 
     def land(onchip: OnChip, view: View, bar: Barrier, block: np.ndarray) -> None:
         idx = view.write(block.reshape(view.shape), PENDING, "async_descriptor_load", loc)
         onchip.tma.append(PendingCopy(view.arena, idx, loc, bar, bar.completed))
         bar.complete_tx(int(idx.size))
 
-    def load(desc: Any, buf: View, bar: Barrier, *coords: np.ndarray) -> None:
+    def load(desc: Any, buf: View, bar: Barrier, coords: list[Any], targets: tuple[int, ...]) -> None:
         block = _descriptors().read_block(memory, desc, tuple(int(c) for c in coords), loc)
-        if not multicast:
+        if not targets:
             land(state.onchip, buf, bar, block)
             return
         # multicast: the block lands at the same offset of every target CTA's buffer and
         # completes on that CTA's copy of the barrier (the issuing CTA only if it is a target)
-        for rank in multicast:
+        for rank in targets:
             peer = state.cta.group.peer(rank, "async_descriptor_load's multicast", loc)
             onchip = peer.onchip
             land(onchip, onchip.peer_view(buf), onchip.peer_barrier(bar), block)
 
-    return _predicated(op, load)
+    def run(desc: Any, buf: View, bar: Barrier, *rest: Any) -> None:
+        # the optional operands come last, in OPERANDS order: pred, then cta_mask
+        coords, targets = list(rest), multicast
+        if has_mask:
+            mask = int(coords.pop())
+            targets = tuple(r for r in range(16) if mask >> r & 1)  # .multicast::cluster's 16-bit mask
+        if has_pred and not bool(coords.pop()):
+            return
+        load(desc, buf, bar, coords, targets)
+
+    return run
 
 
 @evaluates(C.TmaStoreOp)
