@@ -104,13 +104,22 @@ def test_workers_join_the_ending_cluster_sync() -> None:
     tail = [line for line in _lines(workers, r"\S")]
     i = tail.index("bar.arrive 1, 160")
     assert tail[i + 1:i + 4] == ["barrier.cluster.arrive.aligned", "barrier.cluster.wait.aligned", "ret"]
+    # the worker warps branched away at the start: they meet the cluster at the default path's two
+    # syncs before the region (after the mbarrier init, and the user's cluster_barrier), then wait for it
+    head = [line for line in _lines(workers, r"\S")]
+    first = head.index("bar.sync 1, 160")
+    assert [x for x in head[:first] if x.startswith("barrier.cluster")] == \
+        ["barrier.cluster.arrive.aligned", "barrier.cluster.wait.aligned"] * 2
 
 
 def test_no_ending_cluster_sync_leaves_it_out() -> None:
     ptx = _ptx(clustered_ws, "*i32", {"NO_END": True}, cluster=(2, 1, 1))
     main, workers = _split(ptx)
     assert len(_lines(main, r"^barrier\.cluster\.arrive\.aligned$")) == 1  # the user's only
-    assert not _lines(workers, r"^barrier\.cluster")
+    # the workers still meet the cluster's syncs before the region, and none after it
+    tail = [line for line in _lines(workers, r"\S")]
+    assert len(_lines(workers, r"^barrier\.cluster\.arrive")) == 2
+    assert not [x for x in tail[tail.index("bar.arrive 1, 160"):] if x.startswith("barrier.cluster")]
 
 
 def test_the_region_barrier_moves_around_the_users_barrier_1() -> None:

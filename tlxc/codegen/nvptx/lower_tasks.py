@@ -72,6 +72,7 @@ class WsPlan:
     bars: dict[int, int | None]  # partition index -> its hardware barrier (None: one warp)
     barrier: int = WS_BARRIER  # the region's start and end barrier, of every warp
     end_cluster_sync: bool = False  # the workers join the kernel's ending cluster sync
+    syncs_before: int = 0  # cluster syncs the default path makes before the region (the workers make them too)
     workers_label: str = ""
     capture_bytes: int = 0
     captured: list[Value] = field(default_factory=list)
@@ -132,6 +133,8 @@ def plan(e: Emitter, func: Operation, maxnreg: int | None, ending_cluster_sync: 
     total = budget.total_warps if wanted else op.total_warps  # type: ignore[attr-defined]
     ws = WsPlan(op, total, default.num_warps, budget, {p.index: b for p, b in zip(workers, ids)}, region_bar,
                 ending_cluster_sync and not op.no_ending_cluster_sync)  # type: ignore[attr-defined]
+    if e.clustered:
+        ws.syncs_before = _cluster_syncs_before(func, op)
     e.rebase(Scope(0, default.num_warps, 0, whole_cta=False))
     e.partitions = len(workers)
     ws.workers_label = e.fn.label("ws_workers")
@@ -140,6 +143,29 @@ def plan(e: Emitter, func: Operation, maxnreg: int | None, ending_cluster_sync: 
     e.fn.emit(f"bra {ws.workers_label}", worker)
     e.ws = ws
     return ws
+
+
+def _cluster_syncs_before(func: Operation, op: Operation) -> int:
+    """How many cluster-wide syncs the default path makes before the region: one per
+    mbarrier allocation (the compiler's sync after the inits, ``lower_sync``) and per
+    ``cluster_barrier``. Every thread of the cluster must meet there, and the worker warps
+    have branched away at the kernel's start, so they make as many before they wait for
+    the region; one inside control flow, or inside a partition, cannot be matched so."""
+    syncs = (ops.BarrierAllocOp, ops.ClusterBarrierOp)
+    body = func.body.ops  # type: ignore[attr-defined]
+    before = body[:body.index(op)]
+    for o in before:
+        nested = next((x for x in o.walk() if x is not o and isinstance(x, syncs)), None)
+        if nested is not None:
+            raise _fail(nested, "in a clustered kernel with warp specialization, mbarrier allocations and cluster "
+                                "barriers before the region must be at the kernel's top level (every warp of the "
+                                "cluster meets there, and the worker warps cannot follow control flow they skip)")
+    for p in op.partitions:  # type: ignore[attr-defined]
+        alloc = next((x for x in p.block.ops for x in x.walk() if isinstance(x, ops.BarrierAllocOp)), None)
+        if alloc is not None:
+            raise _fail(alloc, "in a clustered kernel, mbarriers are allocated before tlx.async_tasks: their "
+                               "initialization is a sync of every thread of the cluster, which a partition is not")
+    return sum(isinstance(o, syncs) for o in before)
 
 
 def _captures(op: Operation, func_args: set[int]) -> list[Value]:
@@ -242,6 +268,9 @@ def async_tasks(e: Emitter, op: Operation) -> None:
     main, e.fn.body = e.fn.body, e.worker_code
     try:
         e.fn.place(ws.workers_label)
+        for _ in range(ws.syncs_before):  # the default path's cluster syncs before the region
+            e.fn.emit(insn.barrier_cluster_arrive())
+            e.fn.emit(insn.barrier_cluster_wait())
         e.fn.emit(insn.bar_sync(ws.barrier, ws.threads))
         loaded = _load_captures(e, layout)
         warp = e.fn.reg("b32")
