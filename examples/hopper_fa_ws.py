@@ -1,0 +1,161 @@
+"""A warp-specialized FlashAttention forward pass on Hopper with TLX: a producer task
+streams K and V through a ring of shared-memory stages with TMA, and consumer
+warpgroups run both matrix products on wgmma with an online softmax in between.
+
+Q, K, V and O are ``(Z * H * N_CTX) x HEAD_DIM`` fp16 matrices (batch and heads
+flattened into rows), passed as TMA descriptors. Program ``(m, zh)`` owns ``BLOCK_M``
+queries of head ``zh``:
+
+* the **default task** is the producer: it loads each consumer's rows of Q once (barrier
+  ``q_full``), then for every key block waits until its K and V stages are free
+  (``k_empty`` / ``v_empty``), announces their bytes and starts their TMA copies;
+* ``NUM_CONSUMERS`` **consumer replicas** of one warpgroup each own ``BLOCK_M /
+  NUM_CONSUMERS`` query rows. Per key block: ``S = Q K^T`` (``async_dot`` of two
+  shared-memory operands, K read transposed through ``local_trans``), release K, the
+  online softmax in registers (see ``examples/attention.py``: running max ``m_i``, sum
+  ``l_i``, scale ``alpha``, in base 2), then ``acc += P V`` with P **from registers** as
+  wgmma's A operand, and release V. ``registers=232`` gives them most of the register
+  file (``setmaxnreg``);
+* ``CAUSAL``: the consumers stop at the diagonal and mask its block with ``tl.where``
+  (the producer walks the same number of blocks).
+
+Stage ``s`` of the K ring (and of the V ring) is used for blocks ``s, s + NUM_STAGES,
+...``; ``get_bufidx_phase(j, NUM_STAGES)`` gives the stage and phase of block ``j``.
+
+Run ``python examples/hopper_fa_ws.py`` for a small attention on the CPU interpreter.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tlxc
+import tlxc.language as tl
+import tlxc.tlx as tlx
+from tlxc.optional_pytest import pytest
+from tlxc.tlx.warp_spec import get_bufidx_phase
+
+
+@tlxc.jit
+def attn_fwd_ws(q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_CONSUMERS: tl.constexpr, CAUSAL: tl.constexpr):
+    ROWS: tl.constexpr = BLOCK_M // NUM_CONSUMERS
+    dtype = tlx.dtype_of(q_desc)
+    q_bufs = tlx.local_alloc((ROWS, HEAD_DIM), dtype, NUM_CONSUMERS)
+    k_bufs = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_STAGES)
+    v_bufs = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_STAGES)
+    q_full = tlx.alloc_barriers(NUM_CONSUMERS, arrive_count=1)
+    k_full = tlx.alloc_barriers(NUM_STAGES, arrive_count=1)
+    v_full = tlx.alloc_barriers(NUM_STAGES, arrive_count=1)
+    k_empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=NUM_CONSUMERS)
+    v_empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=NUM_CONSUMERS)
+    block_bytes: tl.constexpr = BLOCK_N * HEAD_DIM * tlx.size_of(dtype)
+    start_m = tl.program_id(0) * BLOCK_M
+    head = tl.program_id(1) * N_CTX  # the head's first row in the flattened matrices
+    hi = tl.minimum(start_m + BLOCK_M, N_CTX) if CAUSAL else N_CTX
+    n_blocks = tl.cdiv(hi, BLOCK_N)
+
+    with tlx.async_tasks():
+        with tlx.async_task("default"):  # the producer
+            for g in tl.static_range(NUM_CONSUMERS):
+                tlx.barrier_expect_bytes(q_full[g], ROWS * HEAD_DIM * tlx.size_of(dtype))
+                tlx.async_descriptor_load(q_desc, q_bufs[g], [head + start_m + g * ROWS, 0], q_full[g])
+            for j in range(0, n_blocks):
+                buf, phase = get_bufidx_phase(j, NUM_STAGES)
+                tlx.barrier_wait(k_empty[buf], phase ^ 1)
+                tlx.barrier_expect_bytes(k_full[buf], block_bytes)
+                tlx.async_descriptor_load(k_desc, k_bufs[buf], [head + j * BLOCK_N, 0], k_full[buf])
+                tlx.barrier_wait(v_empty[buf], phase ^ 1)
+                tlx.barrier_expect_bytes(v_full[buf], block_bytes)
+                tlx.async_descriptor_load(v_desc, v_bufs[buf], [head + j * BLOCK_N, 0], v_full[buf])
+        with tlx.async_task(num_warps=4, registers=232, replicate=NUM_CONSUMERS):  # the consumers
+            g = tlx.async_task_replica_id()
+            qk_scale = sm_scale * 1.44269504  # exp(x) = exp2(x * log2(e))
+            rows = start_m + g * ROWS + tl.arange(0, ROWS)
+            m_i = tl.full((ROWS,), -1.0e6, tl.float32)
+            l_i = tl.zeros((ROWS,), tl.float32)
+            acc = tl.zeros((ROWS, HEAD_DIM), tl.float32)
+            tlx.barrier_wait(q_full[g], 0)
+            for j in range(0, n_blocks):
+                buf, phase = get_bufidx_phase(j, NUM_STAGES)
+                tlx.barrier_wait(k_full[buf], phase)
+                s = tlx.async_dot(q_bufs[g], tlx.local_trans(k_bufs[buf]))
+                s = tlx.async_dot_wait(0, s)
+                tlx.barrier_arrive(k_empty[buf])
+                cols = j * BLOCK_N + tl.arange(0, BLOCK_N)
+                keep = cols[None, :] < N_CTX
+                if CAUSAL:
+                    keep = keep & (cols[None, :] <= rows[:, None])
+                s = tl.where(keep, s * qk_scale, -1.0e6)
+                m_ij = tl.maximum(m_i, tl.max(s, 1))
+                p = tl.math.exp2(s - m_ij[:, None])
+                alpha = tl.math.exp2(m_i - m_ij)
+                l_i = l_i * alpha + tl.sum(p, 1)
+                acc = acc * alpha[:, None]
+                m_i = m_ij
+                tlx.barrier_wait(v_full[buf], phase)
+                acc = tlx.async_dot(p.to(dtype), v_bufs[buf], acc)
+                acc = tlx.async_dot_wait(0, acc)
+                tlx.barrier_arrive(v_empty[buf])
+            acc = acc / l_i[:, None]
+            o_desc.store([head + start_m + g * ROWS, 0], acc.to(tlx.dtype_of(o_desc)))
+
+
+def launch(q, k, v, o, sm_scale, causal, block=(128, 64), stages=2, consumers=2, run=None):
+    """``o`` = attention of ``q``, ``k``, ``v`` (``Z x H x N_CTX x HEAD_DIM``, contiguous);
+    ``run``: ``attn_fwd_ws`` or ``attn_fwd_ws.interpret``."""
+    Z, H, N_CTX, D = q.shape
+    bm, bn = block
+    flat = [t.reshape(Z * H * N_CTX, D) for t in (q, k, v, o)]
+    qd = tlxc.TensorDescriptor.from_tensor(flat[0], [bm // consumers, D])
+    kd = tlxc.TensorDescriptor.from_tensor(flat[1], [bn, D])
+    vd = tlxc.TensorDescriptor.from_tensor(flat[2], [bn, D])
+    od = tlxc.TensorDescriptor.from_tensor(flat[3], [bm // consumers, D])
+    grid = (tlxc.cdiv(N_CTX, bm), Z * H)
+    (run or attn_fwd_ws)[grid](qd, kd, vd, od, sm_scale, N_CTX, HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn,
+                               NUM_STAGES=stages, NUM_CONSUMERS=consumers, CAUSAL=causal, num_warps=4)
+    return o
+
+
+def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, sm_scale: float, causal: bool) -> np.ndarray:
+    s = np.einsum("zhid,zhjd->zhij", q.astype(np.float32), k.astype(np.float32)) * sm_scale
+    if causal:
+        n = q.shape[2]
+        s = np.where(np.tril(np.ones((n, n), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    return np.einsum("zhij,zhjd->zhid", p, v.astype(np.float32))
+
+
+# -- tests ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("n_ctx, consumers, stages", [(128, 2, 2), (192, 1, 3)])
+def test_attention_ws(causal: bool, n_ctx: int, consumers: int, stages: int) -> None:
+    rng = np.random.default_rng(n_ctx + consumers)
+    q, k, v = (rng.standard_normal((1, 2, n_ctx, 64)).astype(np.float16) for _ in range(3))
+    o = np.zeros_like(q)
+    launch(q, k, v, o, 0.125, causal, block=(64 * consumers, 64), stages=stages, consumers=consumers,
+           run=attn_fwd_ws.interpret)
+    np.testing.assert_allclose(o.astype(np.float32), reference(q, k, v, 0.125, causal), atol=2e-2, rtol=2e-2)
+
+
+def test_attention_ws_ptx() -> None:
+    ck = attn_fwd_ws.compile("tensordesc<fp16[64,128]>,tensordesc<fp16[128,128]>,tensordesc<fp16[128,128]>,"
+                             "tensordesc<fp16[64,128]>,fp32,i32",
+                             {"HEAD_DIM": 128, "BLOCK_M": 128, "BLOCK_N": 128, "NUM_STAGES": 2,
+                              "NUM_CONSUMERS": 2, "CAUSAL": False}, arch="sm_90a")
+    ptx = ck.asm["ptx"]
+    assert ck.metadata["num_warps"] == 12
+    # P @ V takes P from registers: a wgmma whose A operand is four registers, not a descriptor
+    assert any("wgmma.mma_async" in line and ".f16.f16" in line and "{%r" in line.split("}, ")[1]
+               for line in ptx.splitlines() if "wgmma.mma_async" in line)
+
+
+if __name__ == "__main__":
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((1, 2, 256, 64)).astype(np.float16) for _ in range(3))
+    o = np.zeros_like(q)
+    launch(q, k, v, o, 0.125, True, run=attn_fwd_ws.interpret)
+    print("max |error| vs numpy:", float(np.abs(o.astype(np.float32) - reference(q, k, v, 0.125, True)).max()))
