@@ -243,6 +243,19 @@ def _load_captures(e: Emitter, layout: list[tuple[Value, list[tuple[Reg | str, i
     return out
 
 
+def _group_owners(op: Operation) -> dict[int, int]:
+    """Warpgroup -> the worker partition that has all of it (whole, aligned warpgroups).
+    Such a partition sets its registers at the top of its own code: ptxas sizes the
+    register allocation of the code a ``setmaxnreg`` dominates by it, which a budget set
+    before the branch to the partitions does not."""
+    out: dict[int, int] = {}
+    for p in op.partitions:  # type: ignore[attr-defined]
+        if not p.default and p.warp_start % 4 == 0 and p.num_warps % 4 == 0:
+            for g in range(p.warp_start // 4, (p.warp_start + p.num_warps) // 4):
+                out[g] = p.index
+    return out
+
+
 def _setmaxnreg(e: Emitter, count: int, start: int) -> None:
     if count > start:
         e.fn.emit(insn.setmaxnreg("inc", count))
@@ -277,10 +290,12 @@ def async_tasks(e: Emitter, op: Operation) -> None:
         e.fn.emit(f"mov.u32 {warp}, %tid.x")
         e.fn.emit(f"shr.u32 {warp}, {warp}, 5")
         done = e.fn.label("ws_done")
-        if budget.groups:  # every warp of a warpgroup sets its budget, padding warps included
+        owners = _group_owners(op)
+        shared = {g: n for g, n in budget.groups.items() if g not in owners}
+        if shared:  # warpgroups of several partitions (or padding): every warp sets the budget here
             grp = e.fn.reg("b32")
             e.fn.emit(f"shr.u32 {grp}, {warp}, 2")
-            for g, count in sorted(budget.groups.items()):
+            for g, count in sorted(shared.items()):
                 skip = e.fn.label("ws_group")
                 p = e.fn.reg("pred")
                 e.fn.emit(f"setp.ne.u32 {p}, {grp}, {g}")
@@ -296,6 +311,9 @@ def async_tasks(e: Emitter, op: Operation) -> None:
             e.fn.emit(f"bra {skip}", p)
             e.fn.emit(f"setp.ge.u32 {p}, {warp}, {part.warp_start + part.num_warps}")
             e.fn.emit(f"bra {skip}", p)
+            mine = [g for g, owner in owners.items() if owner is part.index and g in budget.groups]
+            if mine:  # inside the partition's own branch, so that ptxas allocates its code with the new budget
+                _setmaxnreg(e, budget.groups[mine[0]], budget.maxnreg)
             scope = Scope(part.warp_start, part.num_warps, ws.bars[part.index], whole_cta=False)
             saved = {k: e.values[k] for k in loaded}
             e.values.update(loaded)
