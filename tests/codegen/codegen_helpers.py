@@ -82,8 +82,8 @@ def example_kernel(case_id: str) -> Any:
 def compile_example(case_id: str, arch: str) -> Any:
     """The example case compiled for ``arch`` with its PTX made (and its cubin, when ptxas
     is there), once per test process: the ptxas, golden and FileCheck tests share it."""
-    _, _, signature, constants = EXAMPLE_CASES[case_id]
-    ck = example_kernel(case_id).compile(signature, constants, arch=arch)
+    example, _, signature, constants = EXAMPLE_CASES[case_id]
+    ck = example_kernel(case_id).compile(signature, constants, arch=arch, **_roundtrip.OPTIONS.get(example, {}))
     ck.asm["ptx"]
     return ck
 

@@ -35,6 +35,9 @@ CASES: list[tuple[str, str, str, dict[str, Any]]] = [
     ("hopper_gemm_ws", "matmul_ws",
      "tensordesc<fp16[64,64]>,tensordesc<fp16[64,256]>,tensordesc<fp16[64,256]>,i32,i32,i32",
      {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "NUM_STAGES": 3, "NUM_CONSUMERS": 2, "NUM_SMS": 132}),
+    ("hopper_gemm_cluster", "matmul_cluster",
+     "tensordesc<fp16[128,64]>,tensordesc<fp16[64,64]>,tensordesc<fp16[128,128]>,i32",
+     {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "NUM_STAGES": 3}),
     ("hopper_fa_ws", "attn_fwd_ws",
      "tensordesc<fp16[64,64]>,tensordesc<fp16[64,64]>,tensordesc<fp16[64,64]>,tensordesc<fp16[64,64]>,fp32,i32",
      {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64, "NUM_STAGES": 2, "NUM_CONSUMERS": 2, "CAUSAL": True}),
@@ -49,7 +52,9 @@ CASES: list[tuple[str, str, str, dict[str, Any]]] = [
 # Examples built on Hopper's wgmma (tlx.async_dot with a register accumulator): on sm_100a
 # they are a clear "not supported" error (Blackwell's tcgen05 form is another issue), which
 # tests/codegen/test_ptxas_examples.py checks.
-HOPPER_ONLY = {"hopper_fa_ws", "hopper_gemm_cp_async", "hopper_gemm_tma", "hopper_gemm_ws"}
+HOPPER_ONLY = {"hopper_fa_ws", "hopper_gemm_cluster", "hopper_gemm_cp_async", "hopper_gemm_tma", "hopper_gemm_ws"}
+# Launch options an example is compiled with on NVIDIA targets (a cluster shape).
+OPTIONS: dict[str, dict[str, Any]] = {"hopper_gemm_cluster": {"ctas_per_cga": (2, 1, 1)}}
 # Examples written for AMD chips: the NVIDIA golden and ptxas lists leave them out, and
 # tests/codegen/test_amd_examples.py compiles them for gfx942 / gfx950 / gfx1250.
 # amd_gemm_pipelined uses only portable operations (it would compile for sm_90a, but it is
@@ -71,7 +76,8 @@ def test_every_example_has_a_case() -> None:
 def test_example_ir_roundtrips(example: str, kernel: str, signature: str, constants: dict[str, Any],
                                arch: str) -> None:
     k = getattr(load_example(example), kernel)
-    compiled = k.compile(signature, constants, arch=arch)
+    options = OPTIONS.get(example, {}) if arch.startswith("sm_") else {}
+    compiled = k.compile(signature, constants, arch=arch, **options)
     text = compiled.asm["ir"]
     module = parse_ir(text)
     verify(module)
