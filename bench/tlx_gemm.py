@@ -33,6 +33,10 @@ TMA_CONFIGS = [  # (BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, num_warps)
     (128, 128, 64, 4, 4),
 ]
 CP_CONFIGS = [(128, 128, 64, 3, 8)]
+CLUSTER_CONFIGS = [  # (BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, num_warps): examples/hopper_gemm_cluster.py, 2 CTAs
+    (128, 256, 64, 3, 8),
+    (128, 128, 64, 4, 8),
+]
 WS_CONFIGS = [  # (BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, consumers): examples/hopper_gemm_ws.py, persistent
     (128, 256, 64, 3, 2),
     (128, 128, 64, 4, 2),
@@ -60,6 +64,13 @@ def gemm_runs(M: int, N: int, K: int, dtype: str) -> dict[str, Callable[[], Any]
     tma = load_example("hopper_gemm_tma").matmul_tma
     cp = load_example("hopper_gemm_cp_async").matmul_cp_async
     runs: dict[str, Callable[[], Any]] = {"cublas": lambda: torch.matmul(a, b)}
+    cl = load_example("hopper_gemm_cluster")
+    for bm, bn, bk, st, nw in CLUSTER_CONFIGS:
+        c = torch.empty(M, N, device="cuda", dtype=dt)
+
+        def run_cl(c=c, bm=bm, bn=bn, bk=bk, st=st, nw=nw) -> Any:
+            return cl.launch(a, b, c, block=(bm, bn, bk), stages=st, num_warps=nw)
+        runs[f"tlxc cluster2 {bm}x{bn}x{bk} s{st} w{nw}"] = run_cl
     ws = load_example("hopper_gemm_ws")
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for bm, bn, bk, st, nc in WS_CONFIGS:

@@ -87,7 +87,7 @@ def matmul_cluster(a_desc, b_desc, c_desc, K, BLOCK_M: tl.constexpr, BLOCK_N: tl
     tlx.async_descriptor_store_wait(0)
 
 
-def launch(a, b, c, block=(128, 128, 64), stages=3, run=None):
+def launch(a, b, c, block=(128, 128, 64), stages=3, num_warps=4, run=None):
     """``c = a @ b`` in clusters of two CTAs along M (``run``: ``matmul_cluster`` or its
     ``.interpret``); M must hold a whole number of tile pairs."""
     (M, K), (_, N) = a.shape, b.shape
@@ -98,7 +98,7 @@ def launch(a, b, c, block=(128, 128, 64), stages=3, run=None):
     c_d = tlxc.TensorDescriptor.from_tensor(c, [bm, bn])
     grid = (M // bm, tlxc.cdiv(N, bn))
     (run or matmul_cluster)[grid](a_d, b_d, c_d, K, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, NUM_STAGES=stages,
-                                  num_warps=4, ctas_per_cga=(2, 1, 1))
+                                  num_warps=num_warps, ctas_per_cga=(2, 1, 1))
     return c
 
 
