@@ -15,10 +15,13 @@ default warps: its compiler barriers are ``bar.sync 0, <default threads>``.
              bar.sync 1, <all threads>          // every worker is done
              ... the default path after the region ... ret
     $ws_workers:
+             [the cluster syncs the default path makes before the region]
              bar.sync 1, <all threads>          // the default reached the region
-             captures <- shared memory; setmaxnreg per warpgroup
+             captures <- shared memory; setmaxnreg for warpgroups shared by partitions
              one branch per worker partition, each under its own scope (first warp, warp
-             count, hardware barrier: ``partition_budget.barrier_ids``), then
+             count, hardware barrier: ``partition_budget.barrier_ids``), a partition with
+             whole warpgroups setting its registers at the top of its own code (ptxas sizes
+             the allocation of the code a setmaxnreg dominates), then
              bar.arrive 1, <all threads>
              [barrier.cluster.arrive / wait: the kernel's ending cluster sync]
              ret
@@ -44,7 +47,10 @@ the same time, so they cannot share one.
 Refused (``TLXC-CODEGEN-001`` at the region's line): more than one ``async_tasks`` in a
 kernel, a region inside control flow (the workers wait for the default to reach it), a
 default partition that is not whole warpgroups when registers are requested, register
-budgets the register file cannot hold (``partition_budget``).
+budgets the CTA's register pool cannot hold (``partition_budget``); in a clustered
+kernel, mbarrier allocations or cluster barriers before the region inside control flow,
+and mbarriers allocated inside a partition (their cluster syncs could not be matched by
+every warp).
 """
 
 from __future__ import annotations
