@@ -4,6 +4,7 @@ package folder is listed in pyproject.toml (a package-dir mapping rules out pack
 from __future__ import annotations
 
 import re
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,5 +32,8 @@ def test_installed_as_tlxc_runtime_only() -> None:
     code = ("import importlib.util, tlxc.runtime, pathlib; "
             "print(pathlib.Path(tlxc.runtime.__file__).parent.name); "
             "print(importlib.util.find_spec('runtime'))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", check=True).stdout
+    # as installed: a source checkout on PYTHONPATH would make its own runtime/ folder findable
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", check=True,
+                         env=env).stdout
     assert out.split() == ["runtime", "None"]
