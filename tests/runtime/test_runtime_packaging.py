@@ -3,8 +3,8 @@ package folder is listed in pyproject.toml (a package-dir mapping rules out pack
 
 from __future__ import annotations
 
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
