@@ -142,3 +142,18 @@ def test_replicated_tile_updates_each_element_once() -> None:
     assert len(lines) == 1 and lines[0].startswith("@%p")  # the owner predicate
     ptxas_or_skip()
     assert ck.asm["cubin"]
+
+
+@tlxc.jit
+def cas16_kernel(x, out):
+    old = tl.atomic_cas(x + tl.arange(0, 128), 0, 1, sem="relaxed", scope="cta")
+    tl.store(out + tl.arange(0, 128), old)
+
+
+@pytest.mark.parametrize("dt", ["i16", "fp16", "bf16"])
+def test_16_bit_cas(dt: str) -> None:
+    ck = cas16_kernel.compile(f"*{dt},*{dt}", arch="sm_90a", num_warps=4)
+    ptx = ck.asm["ptx"]
+    assert len(re.findall(r"atom\.relaxed\.cta\.global\.cas\.b16 %h\d+, \[%rd\d+\], %h\d+, %h\d+;", ptx)) == 1
+    ptxas_or_skip()
+    assert ck.asm["cubin"]
