@@ -149,6 +149,16 @@ def k(x):
 def k(x):
     v = tl.exp(tl.arange(0, 16))  # ERR tl.exp
 """, "k.compile('*fp32')"),
+        ("""
+@tlxc.jit
+def k(x):
+    old = tl.atomic_xor(x, 1.0)  # ERR tl.atomic_xor
+""", "k.compile('*fp32')"),
+        ("""
+@tlxc.jit
+def k(x):
+    old = tl.atomic_add(x, 1, sem="seq_cst")  # ERR tl.atomic_add
+""", "k.compile('*i32')"),
     ],
     "TLXC-TYPE-002": [
         ("""

@@ -159,6 +159,14 @@ ROUNDTRIP: dict[str, str] = {
         %1 = load %p : f32
     """),
     "store": kernel('store %q, %t, mask=%m {cache = ".wb", eviction = "evict_first"}\nstore %p, %x loc(4:4)'),
+    "atomic_rmw": kernel("""
+        %0 = atomic_rmw %q, %t, mask=%m {kind = "add", sem = "relaxed", scope = "cta"} : tile<16xf32>
+        %1 = atomic_rmw %p, %x {kind = "max"} : f32
+    """),
+    "atomic_cas": kernel("""
+        %0 = atomic_cas %p, %x, %y {sem = "acquire", scope = "sys"} : f32
+        %1 = atomic_cas %q, %t, %t : tile<16xf32>
+    """),
     "program_id": kernel("%0 = program_id {axis = 2} : i32"),
     "num_programs": kernel("%0 = num_programs {axis = 0} : i32"),
     "assert": kernel(r'assert %m {message = "x \"q\" \\ \n \u00e9 \ud83d\ude00 // not a comment"}'),

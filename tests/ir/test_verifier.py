@@ -127,6 +127,8 @@ INVALID: dict[str, tuple[str, str]] = {
     "load": (kernel("%0 = constant {value = true} : tile<8xi1>\n%1 = load %q, mask=%0 : tile<16xf32>"),
              "mask must be i1 of shape (16,), got tile<8xi1>"),
     "store": (kernel("store %q, %x"), "value must be f32 of shape (16,), got f32"),
+    "atomic_rmw": (kernel('%0 = atomic_rmw %q, %t {kind = "xor"} : tile<16xf32>'), "atomic_xor does not support f32"),
+    "atomic_cas": (kernel('%0 = atomic_cas %p, %x, %x {sem = "seq_cst"} : f32'), "unknown sem 'seq_cst'"),
     "program_id": (kernel("%0 = program_id {axis = 3} : i32"), "axis must be 0, 1 or 2, got 3"),
     "num_programs": (kernel("%0 = num_programs {axis = 0} : i64"), "result must be a scalar i32"),
     "assert": (kernel('assert %t {message = "no"}'), "assert needs an i1 condition, got tile<16xf32>"),

@@ -14,6 +14,7 @@ from ...ir.target import Capabilities, TargetInfo
 from . import (  # noqa: F401  (importing a lowering module registers its rules)
     lower_amd_tlx,
     lower_arith,
+    lower_atomics,
     lower_buffers,
     lower_cast,
     lower_control,

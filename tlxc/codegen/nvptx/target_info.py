@@ -13,6 +13,7 @@ from ...ir.layout.linear import LinearLayout
 from ...ir.target import Capabilities, TargetInfo
 from . import (  # noqa: F401  (importing a lowering module registers its rules)
     lower_arith,
+    lower_atomics,
     lower_buffers,
     lower_cluster,
     lower_control,

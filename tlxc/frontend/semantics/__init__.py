@@ -4,6 +4,7 @@ first."""
 
 from . import (  # noqa: F401  (registers the rules)
     arith,
+    atomics,
     memory,
     misc,
     reduce,

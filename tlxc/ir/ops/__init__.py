@@ -4,6 +4,7 @@ from .amd import *  # noqa: F401,F403
 from .arith import *  # noqa: F401,F403
 from .arith import MATH_FUNCTIONS, MATH_OPS, PREDICATES  # noqa: F401
 from .async_copy import *  # noqa: F401,F403
+from .atomics import *  # noqa: F401,F403
 from .barriers import *  # noqa: F401,F403
 from .buffers import *  # noqa: F401,F403
 from .cluster import *  # noqa: F401,F403

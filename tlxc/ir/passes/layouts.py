@@ -292,7 +292,8 @@ class _Assigner:
         if not results:
             return
         tiles = self.tile_operands(op)
-        if isinstance(op, _ELEMENTWISE) or isinstance(op, ops.LoadOp):
+        # an atomic's value, mask and comparand share the pointers' layout, as its old values do
+        if isinstance(op, (*_ELEMENTWISE, ops.LoadOp, ops.AtomicRMWOp, ops.AtomicCASOp)):
             if not tiles:  # tile from scalars only cannot happen for these ops
                 raise AssertionError(op.NAME)
             # the layout of the first operand that is not a constant or a splat (those are

@@ -1,0 +1,159 @@
+"""PTX of ``tl.atomic_*`` / ``tl.atomic_cas``: one ``atom.global`` (or ``red.global``
+when the old value is unused and the ordering allows) per element, with the op's
+``sem`` and ``scope``, predicated by the mask; ptxas assembles each variant."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from codegen_helpers import ptxas_or_skip
+
+import tlxc
+import tlxc.language as tl
+from tlxc import CompilationError
+
+
+@tlxc.jit
+def rmw_kernel(x, v, old, n, OP: tl.constexpr, SEM: tl.constexpr, SCOPE: tl.constexpr, USE: tl.constexpr,
+               BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    vals = tl.load(v + offs, mask=m)
+    if OP == "add":
+        r = tl.atomic_add(x + offs, vals, mask=m, sem=SEM, scope=SCOPE)
+    elif OP == "max":
+        r = tl.atomic_max(x + offs, vals, mask=m, sem=SEM, scope=SCOPE)
+    elif OP == "min":
+        r = tl.atomic_min(x + offs, vals, mask=m, sem=SEM, scope=SCOPE)
+    elif OP == "and":
+        r = tl.atomic_and(x + offs, vals, mask=m, sem=SEM, scope=SCOPE)
+    elif OP == "or":
+        r = tl.atomic_or(x + offs, vals, mask=m, sem=SEM, scope=SCOPE)
+    elif OP == "xor":
+        r = tl.atomic_xor(x + offs, vals, mask=m, sem=SEM, scope=SCOPE)
+    else:
+        r = tl.atomic_xchg(x + offs, vals, mask=m, sem=SEM, scope=SCOPE)
+    if USE:
+        tl.store(old + offs, r, mask=m)
+
+
+def _compile(sig: str, **constants: object) -> str:
+    ck = rmw_kernel.compile(sig, {"BLOCK": 128, **constants}, arch="sm_90a")
+    return ck.asm["ptx"], ck
+
+
+CASES = [
+    # (op, dtype, sem, scope, use, the instruction expected, once per element)
+    ("add", "fp32", "acq_rel", "gpu", True, "atom.acq_rel.gpu.global.add.f32"),
+    ("add", "fp32", "relaxed", "gpu", False, "red.relaxed.gpu.global.add.f32"),
+    ("add", "fp32", "acquire", "cta", False, "atom.acquire.cta.global.add.f32"),  # red has no acquire
+    ("add", "fp16", "relaxed", "sys", True, "atom.relaxed.sys.global.add.noftz.f16"),
+    ("add", "bf16", "release", "gpu", False, "red.release.gpu.global.add.noftz.bf16"),
+    ("add", "fp64", "acq_rel", "gpu", True, "atom.acq_rel.gpu.global.add.f64"),
+    ("add", "i32", "acq_rel", "gpu", True, "atom.acq_rel.gpu.global.add.u32"),
+    ("add", "i64", "relaxed", "gpu", False, "red.relaxed.gpu.global.add.u64"),
+    ("max", "i32", "acq_rel", "gpu", True, "atom.acq_rel.gpu.global.max.s32"),
+    ("max", "u32", "acq_rel", "gpu", True, "atom.acq_rel.gpu.global.max.u32"),
+    ("min", "i64", "relaxed", "cta", True, "atom.relaxed.cta.global.min.s64"),
+    ("and", "u64", "acq_rel", "gpu", True, "atom.acq_rel.gpu.global.and.b64"),
+    ("or", "i32", "relaxed", "gpu", False, "red.relaxed.gpu.global.or.b32"),
+    ("xor", "i32", "acq_rel", "gpu", True, "atom.acq_rel.gpu.global.xor.b32"),
+    ("xchg", "fp32", "relaxed", "gpu", False, "atom.relaxed.gpu.global.exch.b32"),  # red has no exch
+]
+
+
+@pytest.mark.parametrize("op,dt,sem,scope,use,instr", CASES, ids=[f"{c[0]}-{c[1]}-{c[2]}-{c[4]}" for c in CASES])
+def test_rmw_instruction(op: str, dt: str, sem: str, scope: str, use: bool, instr: str) -> None:
+    ptx, ck = _compile(f"*{dt},*{dt},*{dt},i32", OP=op, SEM=sem, SCOPE=scope, USE=use)
+    lines = [ln.strip() for ln in ptx.splitlines() if ".global." in ln and ("atom" in ln or "red" in ln)]
+    # 128 elements over 128 threads: one atomic per thread, under the mask's predicate
+    assert len(lines) == 1, lines
+    assert re.fullmatch(rf"@%p\d+ {re.escape(instr)} " + (r"%\w+, " if instr.startswith("atom") else "")
+                        + r"\[%rd\d+\], %\w+;", lines[0]), lines[0]
+    ptxas_or_skip()
+    assert ck.asm["cubin"]
+
+
+@pytest.mark.parametrize("op,dt", [("max", "fp32"), ("min", "fp64")])
+def test_float_max_min_use_the_integer_order(op: str, dt: str) -> None:
+    ptx, ck = _compile(f"*{dt},*{dt},*{dt},i32", OP=op, SEM="acq_rel", SCOPE="gpu", USE=True)
+    bits = 32 if dt == "fp32" else 64
+    other = "min" if op == "max" else "max"
+    assert f"atom.acq_rel.gpu.global.{op}.s{bits} " in ptx
+    assert f"atom.acq_rel.gpu.global.{other}.u{bits} " in ptx
+    ptxas_or_skip()
+    assert ck.asm["cubin"]
+
+
+@tlxc.jit
+def ticket_kernel(counter, lock, out):
+    t = tl.atomic_add(counter, 1)
+    while tl.atomic_cas(lock, 0, 1, sem="acquire") == 1:
+        pass
+    tl.store(out + t, t)
+    tl.atomic_xchg(lock, 0, sem="release")
+
+
+def test_scalar_atomics_run_once_and_share_the_old_value() -> None:
+    ck = ticket_kernel.compile("*i32,*i32,*i32", arch="sm_90a", num_warps=4)
+    ptx = ck.asm["ptx"]
+    body = [ln.strip() for ln in ptx.splitlines()]
+    add = next(ln for ln in body if "atom.acq_rel.gpu.global.add.u32" in ln)
+    cas = next(ln for ln in body if "atom.acquire.gpu.global.cas.b32" in ln)
+    xchg = next(ln for ln in body if "atom.release.gpu.global.exch.b32" in ln)
+    first = re.search(r"setp\.eq\.u32 (%p\d+), %r\d+, 0;", ptx).group(1)  # thread 0
+    for ln in (add, cas, xchg):
+        assert ln.startswith(f"@{first} "), ln
+    # thread 0's old value reaches the others through shared memory, between barriers
+    assert ptx.count("st.shared.b32") == 2 and ptx.count("ld.shared.b32") == 2
+    ptxas_or_skip()
+    assert ck.asm["cubin"]
+
+
+@tlxc.jit
+def small_tile_kernel(x, old):
+    offs = tl.arange(0, 16)
+    r = tl.atomic_add(x + offs, 1)
+    tl.store(old + offs, r)
+
+
+def test_replicated_tile_with_used_old_values_is_refused() -> None:
+    ck = small_tile_kernel.compile("*i32,*i32", arch="sm_90a", num_warps=4)
+    with pytest.raises(CompilationError) as info:
+        ck.asm["ptx"]
+    err = info.value
+    assert err.code == "TLXC-CODEGEN-001"
+    assert "tl.atomic_add on a tile of (16,) elements" in err.message
+    line = next(i for i, t in enumerate(open(__file__).read().splitlines(), 1) if "r = tl.atomic_add(x + offs, 1)" in t)
+    assert err.loc is not None and err.loc.line == line
+
+
+@tlxc.jit
+def small_tile_red_kernel(x):
+    offs = tl.arange(0, 16)
+    tl.atomic_add(x + offs, 1, sem="relaxed")
+
+
+def test_replicated_tile_updates_each_element_once() -> None:
+    ck = small_tile_red_kernel.compile("*i32", arch="sm_90a", num_warps=4)
+    ptx = ck.asm["ptx"]
+    lines = [ln.strip() for ln in ptx.splitlines() if "red.relaxed.gpu.global.add.u32" in ln]
+    assert len(lines) == 1 and lines[0].startswith("@%p")  # the owner predicate
+    ptxas_or_skip()
+    assert ck.asm["cubin"]
+
+
+@tlxc.jit
+def cas16_kernel(x, out):
+    old = tl.atomic_cas(x + tl.arange(0, 128), 0, 1, sem="relaxed", scope="cta")
+    tl.store(out + tl.arange(0, 128), old)
+
+
+@pytest.mark.parametrize("dt", ["i16", "fp16", "bf16"])
+def test_16_bit_cas(dt: str) -> None:
+    ck = cas16_kernel.compile(f"*{dt},*{dt}", arch="sm_90a", num_warps=4)
+    ptx = ck.asm["ptx"]
+    assert len(re.findall(r"atom\.relaxed\.cta\.global\.cas\.b16 %h\d+, \[%rd\d+\], %h\d+, %h\d+;", ptx)) == 1
+    ptxas_or_skip()
+    assert ck.asm["cubin"]

@@ -1,0 +1,141 @@
+"""Atomics through global pointers: one LLVM ``atomicrmw`` / ``cmpxchg`` per element,
+with the op's ordering and a sync scope (``gpu`` is the ``agent``, ``cta`` the
+``workgroup``, ``sys`` the default system scope); LLVM picks the AMDGPU instruction, or a
+compare-and-swap loop where the chip has none.
+
+As for stores, each element is updated once, by the lane that owns it, in a branch when
+there is a mask or an owner to test. A scalar atomic is done by work-item 0, and its old
+value reaches every lane through the LDS scratch area; a replicated tile whose old
+values are used is refused.
+"""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from ...errors import CompilationError
+from ...ir import ops
+from ...ir.core import Operation
+from ...ir.types import DType, Kind
+from .. import access
+from .emitter import Emitter, lowers
+from .llvm import I32
+from .lower_memory import _and, owner_predicate
+
+_ORDERING = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "acq_rel": "acq_rel"}
+# a failed compare-and-swap only reads: its ordering drops the release side
+_FAIL_ORDERING = {"relaxed": "monotonic", "acquire": "acquire", "release": "monotonic", "acq_rel": "acquire"}
+_SCOPE = {"gpu": 'syncscope("agent") ', "cta": 'syncscope("workgroup") ', "sys": ""}
+
+
+def _rmw_name(kind: str, t: DType) -> str:
+    if t.kind == Kind.FLOAT:
+        return {"add": "fadd", "max": "fmax", "min": "fmin", "xchg": "xchg"}[kind]
+    if kind in ("max", "min"):
+        return kind if t.kind == Kind.INT else f"u{kind}"
+    return {"xchg": "xchg"}.get(kind, kind)
+
+
+@lowers(ops.AtomicRMWOp, ops.AtomicCASOp)
+def atomic(e: Emitter, op: Operation) -> None:
+    elem: DType = op.ptr.type.scalar.pointee
+    cas = isinstance(op, ops.AtomicCASOp)
+    ptrs = e.get(op.ptr).vals
+    vals = e.get(op.val).vals
+    cmps = e.get(op.cmp).vals if cas else None
+    mask = e.get(op.mask).vals if not cas and op.mask is not None else None
+    used = bool(op.result.uses)
+    layout = op.ptr.type.layout if op.ptr.type.shape else None
+    if layout is not None:
+        owner = owner_predicate(e, layout)
+        if used and owner is not None:
+            raise CompilationError(
+                "TLXC-CODEGEN-001",
+                f"the old values of tl.atomic_{'cas' if cas else op.kind} on a tile of {op.ptr.type.shape} "
+                f"elements, which the kernel's lanes hold with replicas, cannot be compiled for {e.target.arch} yet",
+                op.loc, "use a tile with at least as many elements as the kernel has lanes, fewer warps, or "
+                        "leave the result unused")
+        dup = access.duplicate_registers(layout)
+    else:
+        owner = e.in_entry("first-lane", lambda b: b.icmp_unsigned("==", e.special("tid"), ir.Constant(I32, 0)))
+        dup = set()
+    ordering = _SCOPE[op.scope] + _ORDERING[op.sem]
+    out: list[ir.Value | None] = []
+    for i, ptr in enumerate(ptrs):
+        if i in dup:
+            out.append(None)
+            continue
+        pred = _and(e, owner, mask[i] if mask is not None else None)
+
+        def emit(ptr: ir.Value = ptr, i: int = i) -> ir.Value:
+            if cas:
+                assert cmps is not None
+                return _cmpxchg(e, ptr, cmps[i], vals[i], ordering, _FAIL_ORDERING[op.sem])
+            return e.b.atomic_rmw(_rmw_name(op.kind, elem), ptr, vals[i], ordering)
+
+        if pred is None:
+            out.append(emit())
+            continue
+        start = e.b.block
+        then = e.fn.append_basic_block("atomic")
+        join = e.fn.append_basic_block("atomic.end")
+        e.b.cbranch(pred, then, join)
+        e.b.position_at_end(then)
+        old = emit()
+        then_end = e.b.block
+        e.b.branch(join)
+        e.b.position_at_end(join)
+        phi = e.b.phi(old.type)
+        phi.add_incoming(old, then_end)
+        phi.add_incoming(ir.Constant(old.type, None), start)  # masked-off lanes read 0
+        out.append(phi)
+    if layout is None and used:
+        out = [_broadcast(e, out[0])]  # type: ignore[arg-type]
+    if dup:
+        zero = sum(1 << b for b, basis in enumerate(layout.in_bases("register")) if not any(basis))  # type: ignore[union-attr]
+        out = [r if r is not None else out[i & ~zero] for i, r in enumerate(out)]
+    e.set(op.result, out)  # type: ignore[arg-type]
+
+
+def _cmpxchg(e: Emitter, ptr: ir.Value, cmp: ir.Value, val: ir.Value, ordering: str, fail: str) -> ir.Value:
+    """LLVM's cmpxchg takes integers: a float compares and swaps by its bits."""
+    ty = cmp.type
+    if not isinstance(ty, ir.IntType):
+        it = ir.IntType(_bits(ty))
+        cmp, val = e.b.bitcast(cmp, it), e.b.bitcast(val, it)
+    pair = e.b.cmpxchg(ptr, cmp, val, ordering, fail)
+    old = e.b.extract_value(pair, 0)
+    return old if old.type == ty else e.b.bitcast(old, ty)
+
+
+def _bits(ty: ir.Type) -> int:
+    if isinstance(ty, ir.HalfType):
+        return 16
+    if isinstance(ty, ir.FloatType):
+        return 32
+    if isinstance(ty, ir.DoubleType):
+        return 64
+    return 16  # bfloat
+
+
+def _broadcast(e: Emitter, old: ir.Value) -> ir.Value:
+    """Work-item 0's ``old`` in every lane, through the LDS scratch area."""
+    e.scratch(8)
+    addr = e.lds_address(e.scratch_offset)
+    e.barrier()  # the scratch area may still be read by the op before
+    first = e.in_entry("first-lane", lambda b: b.icmp_unsigned("==", e.special("tid"), ir.Constant(I32, 0)))
+    then = e.fn.append_basic_block("atomic.share")
+    join = e.fn.append_basic_block("atomic.share.end")
+    e.b.cbranch(first, then, join)
+    e.b.position_at_end(then)
+    e.b.store(old, addr, align=2 if _size(old.type) == 2 else _size(old.type))
+    e.b.branch(join)
+    e.b.position_at_end(join)
+    e.barrier()
+    return e.b.load(addr, typ=old.type, align=_size(old.type))
+
+
+def _size(ty: ir.Type) -> int:
+    if isinstance(ty, ir.IntType):
+        return max(1, ty.width // 8)
+    return _bits(ty) // 8

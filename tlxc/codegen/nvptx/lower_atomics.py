@@ -1,0 +1,129 @@
+"""Atomics through global pointers: one ``atom.global`` per element (``red.global`` when
+the old value is not used and the ordering allows it), predicated by the mask.
+
+Each element is updated once: of the threads (and registers) a layout gives the same
+element, only the owner performs the atomic, as for stores. The old value then exists in
+the owner only; a scalar atomic (done by thread 0) hands it to every thread through
+shared memory, and a replicated tile whose old values are used is refused.
+
+``atomic_max`` / ``atomic_min`` on floats use the integer ordering of IEEE bits, as
+Triton does: a non-negative value compares as a signed integer (max with ``max.s``), a
+negative one as an unsigned integer in reverse (max with ``min.u``).
+"""
+
+from __future__ import annotations
+
+from ...errors import CompilationError
+from ...ir import ops
+from ...ir.core import Operation
+from ...ir.types import DType, Kind
+from .. import access
+from .emitter import Emitter, lowers
+from .lower_memory import _and, _first_thread, owner_predicate
+from .ptx import Reg
+
+# red has no acquire side (PTX ISA: red.sem is relaxed or release)
+_RED_SEMS = ("relaxed", "release")
+
+
+def _rmw_type(kind: str, t: DType) -> str:
+    """The ``.op.type`` of an integer, bitwise or exchange ``atom``, or a float add."""
+    bits = t.bits
+    if kind == "add":
+        if t.kind == Kind.FLOAT:
+            return f"add.noftz.{t.name}" if bits == 16 else f"add.f{bits}"
+        return f"add.u{bits}"  # two's complement: one add for signed and unsigned
+    if kind in ("and", "or", "xor"):
+        return f"{kind}.b{bits}"
+    if kind == "xchg":
+        return f"exch.b{bits}"
+    sign = "s" if t.kind == Kind.INT else "u"
+    return f"{kind}.{sign}{bits}"
+
+
+@lowers(ops.AtomicRMWOp, ops.AtomicCASOp)
+def atomic(e: Emitter, op: Operation) -> None:
+    elem: DType = op.ptr.type.scalar.pointee
+    cas = isinstance(op, ops.AtomicCASOp)
+    ptrs = e.get(op.ptr).regs
+    vals = e.get(op.val).regs
+    cmps = e.get(op.cmp).regs if cas else None
+    mask = e.get(op.mask).regs if not cas and op.mask is not None else None
+    used = bool(op.result.uses)
+    layout = op.ptr.type.layout if op.ptr.type.shape else None
+    if layout is not None:
+        owner = owner_predicate(e, layout)
+        if used and owner is not None:
+            raise CompilationError(
+                "TLXC-CODEGEN-001",
+                f"the old values of tl.atomic_{'cas' if cas else op.kind} on a tile of {op.ptr.type.shape} "
+                f"elements, which the kernel's threads hold with replicas, cannot be compiled for "
+                f"{e.target.arch} yet", op.loc,
+                "use a tile with at least as many elements as the kernel has threads (32 * num_warps), "
+                "fewer warps, or leave the result unused")
+        dup = access.duplicate_registers(layout)
+    else:
+        owner = None if e.divergent_depth else _first_thread(e)
+        dup = set()
+    scope = f".{op.sem}.{op.scope}"
+    kind = "cas" if cas else op.kind
+    red = not used and not cas and kind != "xchg" and op.sem in _RED_SEMS
+    bits = elem.bits
+    out: list[Reg | None] = []
+    for i, addr in enumerate(ptrs):
+        if i in dup:
+            out.append(None)
+            continue
+        pred = _and(e, owner, mask[i] if mask is not None else None)
+        d = e.fn.reg(vals[i].cls)
+        if cas:
+            assert cmps is not None
+            e.fn.emit(f"atom{scope}.global.cas.b{bits} {d}, [{addr}], {cmps[i]}, {vals[i]}", pred)
+        elif kind in ("max", "min") and elem.kind == Kind.FLOAT:
+            _float_max_min(e, kind, scope, bits, addr, vals[i], d, pred, red)
+        elif red:
+            e.fn.emit(f"red{scope}.global.{_rmw_type(kind, elem)} [{addr}], {vals[i]}", pred)
+        else:
+            e.fn.emit(f"atom{scope}.global.{_rmw_type(kind, elem)} {d}, [{addr}], {vals[i]}", pred)
+        out.append(d)
+    if layout is None and owner is not None and used:
+        out = [_broadcast(e, out[0], owner)]  # type: ignore[arg-type]
+    if dup:
+        # a register that repeats another's element takes the owner register's old value
+        zero = sum(1 << b for b, basis in enumerate(layout.in_bases("register")) if not any(basis))  # type: ignore[union-attr]
+        out = [r if r is not None else out[i & ~zero] for i, r in enumerate(out)]
+    e.set(op.result, out)  # type: ignore[arg-type]
+
+
+def _float_max_min(e: Emitter, kind: str, scope: str, bits: int, addr: Reg, val: Reg, d: Reg,
+                   pred: Reg | None, red: bool) -> None:
+    b = e.fn.reg(f"b{bits}")
+    e.fn.emit(f"mov.b{bits} {b}, {val}")
+    pos, neg = e.fn.reg("pred"), e.fn.reg("pred")
+    e.fn.emit(f"setp.ge.s{bits} {pos}, {b}, 0")
+    e.fn.emit(f"setp.lt.s{bits} {neg}, {b}, 0")
+    pos, neg = _and(e, pos, pred), _and(e, neg, pred)  # type: ignore[assignment]
+    other = "min" if kind == "max" else "max"
+    if red:
+        e.fn.emit(f"red{scope}.global.{kind}.s{bits} [{addr}], {b}", pos)
+        e.fn.emit(f"red{scope}.global.{other}.u{bits} [{addr}], {b}", neg)
+        return
+    old = e.fn.reg(f"b{bits}")
+    e.fn.emit(f"mov.b{bits} {old}, 0")
+    e.fn.emit(f"atom{scope}.global.{kind}.s{bits} {old}, [{addr}], {b}", pos)
+    e.fn.emit(f"atom{scope}.global.{other}.u{bits} {old}, [{addr}], {b}", neg)
+    e.fn.emit(f"mov.b{bits} {d}, {old}")
+
+
+def _broadcast(e: Emitter, r: Reg, owner: Reg) -> Reg:
+    """Thread 0's ``r`` in every thread of the scope, through the scratch area."""
+    size = 8 if r.cls in ("b64", "f64") else 4
+    e.scratch(size)
+    base = e.smem_base()
+    cls = r.cls
+    e.barrier()  # the scratch area may still be read by the op before
+    e.fn.emit(f"st.shared.{cls} [{base}], {r}", owner)
+    e.barrier()
+    d = e.fn.reg(cls)
+    e.fn.emit(f"ld.shared.{cls} {d}, [{base}]")
+    return d
