@@ -19,7 +19,7 @@ from ...ir.core import Operation
 from ...ir.types import DType, Kind
 from .. import access
 from .emitter import Emitter, lowers
-from .llvm import I32
+from .llvm import I32, bytes_of
 from .lower_memory import _and, owner_predicate
 
 _ORDERING = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "acq_rel": "acq_rel"}
@@ -101,21 +101,11 @@ def _cmpxchg(e: Emitter, ptr: ir.Value, cmp: ir.Value, val: ir.Value, ordering: 
     """LLVM's cmpxchg takes integers: a float compares and swaps by its bits."""
     ty = cmp.type
     if not isinstance(ty, ir.IntType):
-        it = ir.IntType(_bits(ty))
+        it = ir.IntType(bytes_of(ty) * 8)
         cmp, val = e.b.bitcast(cmp, it), e.b.bitcast(val, it)
     pair = e.b.cmpxchg(ptr, cmp, val, ordering, fail)
     old = e.b.extract_value(pair, 0)
     return old if old.type == ty else e.b.bitcast(old, ty)
-
-
-def _bits(ty: ir.Type) -> int:
-    if isinstance(ty, ir.HalfType):
-        return 16
-    if isinstance(ty, ir.FloatType):
-        return 32
-    if isinstance(ty, ir.DoubleType):
-        return 64
-    return 16  # bfloat
 
 
 def _broadcast(e: Emitter, old: ir.Value) -> ir.Value:
@@ -128,14 +118,8 @@ def _broadcast(e: Emitter, old: ir.Value) -> ir.Value:
     join = e.fn.append_basic_block("atomic.share.end")
     e.b.cbranch(first, then, join)
     e.b.position_at_end(then)
-    e.b.store(old, addr, align=2 if _size(old.type) == 2 else _size(old.type))
+    e.b.store(old, addr, align=bytes_of(old.type))
     e.b.branch(join)
     e.b.position_at_end(join)
     e.barrier()
-    return e.b.load(addr, typ=old.type, align=_size(old.type))
-
-
-def _size(ty: ir.Type) -> int:
-    if isinstance(ty, ir.IntType):
-        return max(1, ty.width // 8)
-    return _bits(ty) // 8
+    return e.b.load(addr, typ=old.type, align=bytes_of(old.type))
