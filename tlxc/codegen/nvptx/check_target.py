@@ -19,7 +19,7 @@ from ...ir.passes.options import PassOptions
 from .. import target_ops
 
 
-def _peer(op: Operation) -> str | None:
+def peer_access(op: Operation) -> str | None:
     """What ``op`` does to a peer CTA, in the user's words (None: nothing)."""
     if isinstance(op, ops.BarrierArriveOp) and op.operand("remote_rank") is not None:
         return "tlx.barrier_arrive on a remote barrier (remote_cta_rank / remote_view)"
@@ -36,7 +36,7 @@ def check_clusters(func: Operation) -> None:
     for d in func.attrs["cluster_dims"]:
         size *= d
     for op in func.walk():
-        what = _peer(op)
+        what = peer_access(op)
         if what is not None and size <= 1:
             raise CompilationError("TLXC-TLX-008", f"{what} reaches another CTA of the cluster, but this kernel is "
                                    "launched without clusters (Unexpected buffer remote view in 1cta mode)", op.loc,

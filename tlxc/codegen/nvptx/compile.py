@@ -54,11 +54,9 @@ def param_type(t: DType | PointerType | TensorDescType) -> str:
 
 def reaches_peers(func) -> bool:
     """Whether the kernel writes into (or arrives on barriers of) other CTAs of its cluster."""
-    from ...ir import ops
+    from .check_target import peer_access
 
-    return any(isinstance(op, (ops.RemoteStoreOp, ops.AsyncRemoteStoreOp, ops.AsyncRemoteCopyOp))
-               or (isinstance(op, ops.BarrierArriveOp) and op.operand("remote_rank") is not None)
-               or (isinstance(op, ops.TmaLoadOp) and op.multicasts()) for op in func.walk())
+    return any(peer_access(op) is not None for op in func.walk())
 
 
 def generate(module, arch: str, timings: dict[str, float] | None = None, maxnreg: int | None = None,
