@@ -66,6 +66,7 @@ from .partition_budget import NUM_BARRIERS, BudgetError, RegisterBudget, Worker,
 from .ptx import Reg
 
 WS_BARRIER = 1  # every warp of the CTA: the region's start and end (unless the kernel's barriers use 1)
+_WIDTH = {"b16": 16, "b32": 32, "f32": 32, "b64": 64, "f64": 64}  # bits of a register class (captures)
 CAPTURE = "@WSCAPTURE@"  # the capture area's offset in global_smem, known once the scratch areas are
 
 
@@ -214,8 +215,7 @@ def _store_captures(e: Emitter, ws: WsPlan, values: list[Value]) -> list[tuple[V
                 e.fn.emit(f"selp.u32 {t}, 1, 0, {r}")
                 e.fn.emit(f"st.shared.u32 [{base}+{slot}], {t}", p)
             else:
-                e.fn.emit(f"st.shared.b{16 if r.cls == 'b16' else 32 if r.cls in ('b32', 'f32') else 64} "
-                          f"[{base}+{slot}], {r}", p)
+                e.fn.emit(f"st.shared.b{_WIDTH[r.cls]} [{base}+{slot}], {r}", p)
             regs.append((r, slot))
             slot += 8
         layout.append((v, regs))
@@ -242,7 +242,7 @@ def _load_captures(e: Emitter, layout: list[tuple[Value, list[tuple[Reg | str, i
                 e.fn.emit(f"ld.shared.u32 {t}, [{base}+{slot}]")
                 e.fn.emit(f"setp.ne.u32 {n}, {t}, 0")
             else:
-                e.fn.emit(f"ld.shared.b{16 if r.cls == 'b16' else 32 if r.cls in ('b32', 'f32') else 64} {n}, "
+                e.fn.emit(f"ld.shared.b{_WIDTH[r.cls]} {n}, "
                           f"[{base}+{slot}]")
             new.append(n)
         out[id(v)] = TileRegs(new, got.layout, got.packed)
