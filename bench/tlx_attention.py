@@ -23,23 +23,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from example_modules import load_example  # noqa: E402  (tests/example_modules.py)
+from tlx_gemm import timed  # noqa: E402  (bench/tlx_gemm.py: CUDA-event timing)
 
 WS_CONFIGS = [  # (BLOCK_M, BLOCK_N, NUM_STAGES, consumers)
     (128, 128, 2, 2),
     (128, 64, 3, 2),
 ]
-
-
-def timed(fn: Callable[[], Any], reps: int) -> float:
-    import torch
-
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(reps):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / reps
 
 
 def runs(Z: int, H: int, N: int, D: int, causal: bool) -> dict[str, Callable[[], Any]]:
