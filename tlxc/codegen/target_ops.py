@@ -162,6 +162,18 @@ _AMD_HELP = {
 }
 
 
+def replicated_atomic(op: Operation, arch: str, holders: str) -> CompilationError:
+    """The refusal of an atomic whose old values are used on a tile that several of the
+    kernel's ``holders`` ("threads", "lanes") hold: each element is updated once, by its
+    owner, so the other holders have no old value (it would take a broadcast across them)."""
+    name = "cas" if isinstance(op, ops.AtomicCASOp) else op.attrs["kind"]
+    return CompilationError("TLXC-CODEGEN-001", f"the old values of tl.atomic_{name} on a tile of "
+                            f"{op.operands[0].type.shape} elements, which the kernel's {holders} hold with "
+                            f"replicas, cannot be compiled for {arch} yet", op.loc,
+                            f"use a tile with at least as many elements as the kernel has {holders}, fewer "
+                            "warps, or leave the result unused")
+
+
 def check_register_groups(op: Operation, elements_per_thread: int) -> None:
     """``amd_register_resident``'s groups must split the value's per-thread elements
     (known once the code generator has its layout)."""

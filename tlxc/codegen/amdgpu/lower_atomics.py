@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from ...errors import CompilationError
 from ...ir import ops
 from ...ir.core import Operation
 from ...ir.types import DType, Kind
-from .. import access
+from .. import access, target_ops
 from .emitter import Emitter, lowers
 from .llvm import I32, bytes_of
 from .lower_memory import _and, owner_predicate
@@ -49,12 +48,7 @@ def atomic(e: Emitter, op: Operation) -> None:
     if layout is not None:
         owner = owner_predicate(e, layout)
         if used and owner is not None:
-            raise CompilationError(
-                "TLXC-CODEGEN-001",
-                f"the old values of tl.atomic_{'cas' if cas else op.kind} on a tile of {op.ptr.type.shape} "
-                f"elements, which the kernel's lanes hold with replicas, cannot be compiled for {e.target.arch} yet",
-                op.loc, "use a tile with at least as many elements as the kernel has lanes, fewer warps, or "
-                        "leave the result unused")
+            raise target_ops.replicated_atomic(op, e.target.arch, "lanes")
         dup = access.duplicate_registers(layout)
     else:
         owner = e.in_entry("first-lane", lambda b: b.icmp_unsigned("==", e.special("tid"), ir.Constant(I32, 0)))

@@ -13,11 +13,10 @@ negative one as an unsigned integer in reverse (max with ``min.u``).
 
 from __future__ import annotations
 
-from ...errors import CompilationError
 from ...ir import ops
 from ...ir.core import Operation
 from ...ir.types import DType, Kind
-from .. import access
+from .. import access, target_ops
 from .emitter import Emitter, lowers
 from .lower_memory import _and, _first_thread, owner_predicate
 from .ptx import Reg
@@ -54,13 +53,7 @@ def atomic(e: Emitter, op: Operation) -> None:
     if layout is not None:
         owner = owner_predicate(e, layout)
         if used and owner is not None:
-            raise CompilationError(
-                "TLXC-CODEGEN-001",
-                f"the old values of tl.atomic_{'cas' if cas else op.kind} on a tile of {op.ptr.type.shape} "
-                f"elements, which the kernel's threads hold with replicas, cannot be compiled for "
-                f"{e.target.arch} yet", op.loc,
-                "use a tile with at least as many elements as the kernel has threads (32 * num_warps), "
-                "fewer warps, or leave the result unused")
+            raise target_ops.replicated_atomic(op, e.target.arch, "threads")
         dup = access.duplicate_registers(layout)
     else:
         owner = None if e.divergent_depth else _first_thread(e)
