@@ -72,3 +72,14 @@ def test_membar_refuses_to_guess_a_plan() -> None:
 """
     with pytest.raises(ValueError, match="smem-alloc pass has not run"):
         membar.run(parse_ir(text), PassOptions())
+
+
+def test_target_info_says_which_ops_each_code_generator_lowers() -> None:
+    from tlxc.ir import ops
+
+    nv, amd = backend("sm_90a").info, backend("gfx950").info
+    assert nv.lowers(ops.DotOp) and amd.lowers(ops.DotOp)
+    assert nv.lowers(ops.AsyncDotOp) and not amd.lowers(ops.AsyncDotOp)
+    assert amd.lowers(ops.AmdScheduledMfmaOp) and not nv.lowers(ops.AmdScheduledMfmaOp)
+    assert nv.lowers(ops.AsyncTasksOp)  # (AMD has a rule too: it refuses warp specialization by name)
+    assert nv.has.wgmma and not backend("sm_100a").info.has.wgmma and amd.has.mfma and not amd.has.tma
