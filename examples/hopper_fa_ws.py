@@ -10,14 +10,21 @@ queries of head ``zh``:
   ``q_full``), then for every key block waits until its K and V stages are free
   (``k_empty`` / ``v_empty``), announces their bytes and starts their TMA copies;
 * ``NUM_CONSUMERS`` **consumer replicas** of one warpgroup each own ``BLOCK_M /
-  NUM_CONSUMERS`` query rows. Per key block: ``S = Q K^T`` (``async_dot`` of two
-  shared-memory operands, K read transposed through ``local_trans``), release K, the
-  online softmax in registers (see ``examples/attention.py``: running max ``m_i``, sum
-  ``l_i``, scale ``alpha``, in base 2), then ``acc += P V`` with P **from registers** as
-  wgmma's A operand, and release V. ``registers=232`` gives them most of the register
+  NUM_CONSUMERS`` query rows. Per key block ``j``: ``S_j = Q K_j^T`` (``async_dot`` of two
+  shared-memory operands, K read transposed through ``local_trans``), the online softmax
+  in registers (running max ``m_i``, sum ``l_i``, scale ``alpha``, in base 2), and
+  ``acc += P_j V_j`` with P **from registers** as wgmma's A operand. The loop is
+  *software-pipelined*: iteration ``j`` issues ``S_j`` and ``P_{j-1} V_{j-1}`` back to back,
+  waits only for ``S_j`` (``async_dot_wait(1)``), and runs the softmax of block ``j``
+  while the second wgmma is still in flight; K and V stages are released as soon as
+  their wgmma has retired. ``registers=232`` gives the consumers most of the register
   file (``setmaxnreg``);
-* ``CAUSAL``: the consumers stop at the diagonal and mask its block with ``tl.where``
-  (the producer walks the same number of blocks).
+* ``PINGPONG``: the two consumers take turns to issue their matrix products (named
+  barriers 9 and 10, 256 threads each), so that one warpgroup's softmax overlaps the
+  other's wgmma instead of both competing for the tensor cores at once;
+* ``CAUSAL``: the consumers stop at the diagonal; only the blocks that need it (the
+  diagonal, the ragged end of ``N_CTX``) are masked with ``tl.where``, the others run
+  the mask-free softmax (the producer walks the same number of blocks).
 
 Stage ``s`` of the K ring (and of the V ring) is used for blocks ``s, s + NUM_STAGES,
 ...``; ``get_bufidx_phase(j, NUM_STAGES)`` gives the stage and phase of block ``j``.
@@ -37,8 +44,27 @@ from tlxc.tlx.warp_spec import get_bufidx_phase
 
 
 @tlxc.jit
+def _softmax_step(s, m_i, l_i, qk_scale, rows, cols, N_CTX, MASKED: tl.constexpr, CAUSAL: tl.constexpr):
+    """One key block of the online softmax: ``p = exp2(s * scale - m)`` with the running
+    row max ``m_i`` and sum ``l_i`` updated, and ``alpha`` to rescale the accumulator by.
+    ``MASKED`` blocks (the causal diagonal, the ragged end) drop the keys past the query
+    or past ``N_CTX``; the others need no mask."""
+    if MASKED:
+        keep = cols[None, :] < N_CTX
+        if CAUSAL:
+            keep = keep & (cols[None, :] <= rows[:, None])
+        s = tl.where(keep, s, -1.0e6)
+    m_ij = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
+    p = tl.math.exp2(s * qk_scale - m_ij[:, None])
+    alpha = tl.math.exp2(m_i - m_ij)
+    l_i = l_i * alpha + tl.sum(p, 1)
+    return p, m_ij, l_i, alpha
+
+
+@tlxc.jit
 def attn_fwd_ws(q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
-                BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_CONSUMERS: tl.constexpr, CAUSAL: tl.constexpr):
+                BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_CONSUMERS: tl.constexpr, CAUSAL: tl.constexpr,
+                PINGPONG: tl.constexpr = False):
     ROWS: tl.constexpr = BLOCK_M // NUM_CONSUMERS
     dtype = tlx.dtype_of(q_desc)
     q_bufs = tlx.local_alloc((ROWS, HEAD_DIM), dtype, NUM_CONSUMERS)
@@ -54,6 +80,8 @@ def attn_fwd_ws(q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX, HEAD_DIM: tl.co
     head = tl.program_id(1) * N_CTX  # the head's first row in the flattened matrices
     hi = tl.minimum(start_m + BLOCK_M, N_CTX) if CAUSAL else N_CTX
     n_blocks = tl.cdiv(hi, BLOCK_N)
+    # the blocks before this one need no mask: every key is in range and (causal) before every query
+    n_clear = tl.minimum(start_m, N_CTX) // BLOCK_N if CAUSAL else N_CTX // BLOCK_N
 
     with tlx.async_tasks():
         with tlx.async_task("default"):  # the producer
@@ -76,32 +104,52 @@ def attn_fwd_ws(q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX, HEAD_DIM: tl.co
             l_i = tl.zeros((ROWS,), tl.float32)
             acc = tl.zeros((ROWS, HEAD_DIM), tl.float32)
             tlx.barrier_wait(q_full[g], 0)
-            for j in range(0, n_blocks):
+            if PINGPONG and g == 1:
+                tlx.named_barrier_arrive(9, 256)  # consumer 0 issues first
+            # block 0 on its own: S = Q K^T, then its softmax
+            tlx.barrier_wait(k_full[0], 0)
+            if PINGPONG:
+                tlx.named_barrier_wait(9 + g, 256)
+            s = tlx.async_dot(q_bufs[g], tlx.local_trans(k_bufs[0]))
+            if PINGPONG:
+                tlx.named_barrier_arrive(10 - g, 256)
+            s = tlx.async_dot_wait(0, s)
+            tlx.barrier_arrive(k_empty[0])
+            cols = tl.arange(0, BLOCK_N)
+            p, m_i, l_i, alpha = _softmax_step(s, m_i, l_i, qk_scale, rows, cols, N_CTX, True, CAUSAL)
+            # Block j >= 1, pipelined: S_j = Q K_j^T and acc += P_{j-1} V_{j-1} are issued back to
+            # back; the softmax of S_j runs while the wgmma of P_{j-1} V_{j-1} is in flight.
+            for j in range(1, n_blocks):
                 buf, phase = get_bufidx_phase(j, NUM_STAGES)
+                prev, prev_phase = get_bufidx_phase(j - 1, NUM_STAGES)
                 tlx.barrier_wait(k_full[buf], phase)
+                if PINGPONG:  # the consumers take turns to issue their matrix products
+                    tlx.named_barrier_wait(9 + g, 256)
                 s = tlx.async_dot(q_bufs[g], tlx.local_trans(k_bufs[buf]))
-                s = tlx.async_dot_wait(0, s)
+                tlx.barrier_wait(v_full[prev], prev_phase)
+                acc = tlx.async_dot(p.to(dtype), v_bufs[prev], acc)
+                if PINGPONG:
+                    tlx.named_barrier_arrive(10 - g, 256)
+                s = tlx.async_dot_wait(1, s)  # S_j is done; P_{j-1} V_{j-1} may still run
                 tlx.barrier_arrive(k_empty[buf])
                 cols = j * BLOCK_N + tl.arange(0, BLOCK_N)
-                keep = cols[None, :] < N_CTX
-                if CAUSAL:
-                    keep = keep & (cols[None, :] <= rows[:, None])
-                s = tl.where(keep, s * qk_scale, -1.0e6)
-                m_ij = tl.maximum(m_i, tl.max(s, 1))
-                p = tl.math.exp2(s - m_ij[:, None])
-                alpha = tl.math.exp2(m_i - m_ij)
-                l_i = l_i * alpha + tl.sum(p, 1)
-                acc = acc * alpha[:, None]
-                m_i = m_ij
-                tlx.barrier_wait(v_full[buf], phase)
-                acc = tlx.async_dot(p.to(dtype), v_bufs[buf], acc)
+                if j < n_clear:
+                    p, m_i, l_i, alpha = _softmax_step(s, m_i, l_i, qk_scale, rows, cols, N_CTX, False, CAUSAL)
+                else:
+                    p, m_i, l_i, alpha = _softmax_step(s, m_i, l_i, qk_scale, rows, cols, N_CTX, True, CAUSAL)
                 acc = tlx.async_dot_wait(0, acc)
-                tlx.barrier_arrive(v_empty[buf])
+                tlx.barrier_arrive(v_empty[prev])
+                acc = acc * alpha[:, None]
+            last, last_phase = get_bufidx_phase(n_blocks - 1, NUM_STAGES)
+            tlx.barrier_wait(v_full[last], last_phase)
+            acc = tlx.async_dot(p.to(dtype), v_bufs[last], acc)
+            acc = tlx.async_dot_wait(0, acc)
+            tlx.barrier_arrive(v_empty[last])
             acc = acc / l_i[:, None]
             o_desc.store([head + start_m + g * ROWS, 0], acc.to(tlx.dtype_of(o_desc)))
 
 
-def launch(q, k, v, o, sm_scale, causal, block=(128, 64), stages=2, consumers=2, run=None):
+def launch(q, k, v, o, sm_scale, causal, block=(128, 128), stages=2, consumers=2, pingpong=False, run=None):
     """``o`` = attention of ``q``, ``k``, ``v`` (``Z x H x N_CTX x HEAD_DIM``, contiguous);
     ``run``: ``attn_fwd_ws`` or ``attn_fwd_ws.interpret``."""
     Z, H, N_CTX, D = q.shape
@@ -113,7 +161,8 @@ def launch(q, k, v, o, sm_scale, causal, block=(128, 64), stages=2, consumers=2,
     od = tlxc.TensorDescriptor.from_tensor(flat[3], [bm // consumers, D])
     grid = (tlxc.cdiv(N_CTX, bm), Z * H)
     (run or attn_fwd_ws)[grid](qd, kd, vd, od, sm_scale, N_CTX, HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn,
-                               NUM_STAGES=stages, NUM_CONSUMERS=consumers, CAUSAL=causal, num_warps=4)
+                               NUM_STAGES=stages, NUM_CONSUMERS=consumers, CAUSAL=causal, PINGPONG=pingpong,
+                               num_warps=4)
     return o
 
 
@@ -131,13 +180,14 @@ def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, sm_scale: float, caus
 
 
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("n_ctx, consumers, stages", [(128, 2, 2), (192, 1, 3)])
-def test_attention_ws(causal: bool, n_ctx: int, consumers: int, stages: int) -> None:
+@pytest.mark.parametrize("n_ctx, consumers, stages, block_n, pingpong", [
+    (128, 2, 2, 64, False), (192, 1, 3, 64, False), (256, 2, 2, 64, True), (192, 2, 2, 128, True)])
+def test_attention_ws(causal: bool, n_ctx: int, consumers: int, stages: int, block_n: int, pingpong: bool) -> None:
     rng = np.random.default_rng(n_ctx + consumers)
     q, k, v = (rng.standard_normal((1, 2, n_ctx, 64)).astype(np.float16) for _ in range(3))
     o = np.zeros_like(q)
-    launch(q, k, v, o, 0.125, causal, block=(64 * consumers, 64), stages=stages, consumers=consumers,
-           run=attn_fwd_ws.interpret)
+    launch(q, k, v, o, 0.125, causal, block=(64 * consumers, block_n), stages=stages, consumers=consumers,
+           pingpong=pingpong, run=attn_fwd_ws.interpret)
     np.testing.assert_allclose(o.astype(np.float32), reference(q, k, v, 0.125, causal), atol=2e-2, rtol=2e-2)
 
 

@@ -93,6 +93,8 @@ class LoadedKernel:
         self.num_warps = int(num_warps)
         self.shared_bytes = int(shared_bytes)
         self.cluster_dims = _dims(cluster_dims, "cluster_dims")
+        # Triton's num_ctas: the grid counts programs, each a cluster of this many CTAs along x
+        self.ctas_per_program = int(self.metadata.get("ctas_per_program", 1))
         self.cooperative = bool(cooperative)
         self.module: Any = None
         self.function: Any = None
@@ -280,6 +282,8 @@ class LoadedKernel:
             src = [f"def launch_trusted(g3, stream{''.join(f', a{i}' for i in range(n))}):",
                    "    if len(g3) == 3:", "        gx, gy, gz = g3",
                    "    else:", "        gx, = g3", "        gy = gz = 1"]
+            if self.ctas_per_program != 1:
+                src.append(f"    gx *= {self.ctas_per_program}")
             tail = ["    except _ARG_ERRORS:", "        return -1", "    return r"]
         else:
             src = ["def launch(grid, args, stream=None):"]
@@ -348,6 +352,10 @@ class LoadedKernel:
         dims += [1] * (3 - len(dims))
         if 0 in dims:
             return None  # nothing to run, as in Triton
+        dims[0] *= self.ctas_per_program
+        if dims[0] > _MAX_GRID[0]:
+            raise LaunchError(f"grid dimension 0 is {dims[0] // self.ctas_per_program} programs of "
+                              f"{self.ctas_per_program} CTAs (num_ctas); at most {_MAX_GRID[0]} CTAs fit")
         if self.cluster_dims is not None:
             for i, (g, c) in enumerate(zip(dims, self.cluster_dims)):
                 if g % c:

@@ -34,7 +34,10 @@ class LaunchSpec:
     per host TMA descriptor parameter its index, block shape, element type and swizzle.
     ``scratch_bytes``: global scratch per program (0: none), aligned to
     ``scratch_align``; the runtime allocates it per launch and passes it last.
-    ``kernarg``: AMD's kernel-argument layout from the code object's metadata."""
+    ``kernarg``: AMD's kernel-argument layout from the code object's metadata.
+    ``ctas_per_program``: Triton's ``num_ctas`` -- the grid counts programs and each is a
+    cluster of this many CTAs along x (``cluster_dims`` is then ``(n, 1, 1)``), so the
+    launch's x is the grid's times ``n``."""
 
     name: str
     arch: str
@@ -50,6 +53,7 @@ class LaunchSpec:
     scratch_bytes: int = 0
     scratch_align: int = DEFAULT_SCRATCH_ALIGN
     kernarg: dict[str, Any] | None = field(default=None, compare=False)
+    ctas_per_program: int = 1
 
     def __post_init__(self) -> None:
         if self.cluster_dims is not None:
@@ -58,6 +62,9 @@ class LaunchSpec:
                 raise ValueError(f"LaunchSpec.cluster_dims must be three positive ints, got {self.cluster_dims!r}")
             # (1, 1, 1) is no cluster: keep one spelling, so that a plain launch stays plain
             object.__setattr__(self, "cluster_dims", None if dims == (1, 1, 1) else dims)
+        n = self.ctas_per_program
+        if n != 1 and self.cluster_dims != (n, 1, 1):
+            raise ValueError(f"LaunchSpec.ctas_per_program={n} needs cluster_dims ({n}, 1, 1), got {self.cluster_dims}")
 
     @property
     def block(self) -> tuple[int, int, int]:
@@ -71,6 +78,8 @@ class LaunchSpec:
         """The loaders' ``metadata`` dict for this spec (what ``LoadedKernel`` keeps and saves)."""
         meta: dict[str, Any] = {"arch": self.arch, "tma_params": [dict(t) for t in self.tma_params],
                                 "global_scratch": {"size": self.scratch_bytes, "align": self.scratch_align}}
+        if self.ctas_per_program != 1:
+            meta["ctas_per_program"] = self.ctas_per_program
         if self.is_amd:
             meta["shared"] = self.shared_bytes
             if self.kernarg is not None:

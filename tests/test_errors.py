@@ -257,7 +257,7 @@ def launch():
 def k(x, n):
     pass
 def launch():
-    k.interpret[(1,)](np.zeros(4, np.float32), 4, num_ctas=2)  # ERR k.interpret
+    k.interpret[(1,)](np.zeros(4, np.float32), 4, num_ctas=9)  # ERR k.interpret
 """, "launch()"),
     ],
     "TLXC-SIG-001": [

@@ -76,3 +76,13 @@ def next_power_of_2(n: int) -> int:
     """The smallest power of two >= n (1 for n <= 1)."""
     n = int(n)
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def __getattr__(name: str) -> Any:
+    # `tlxc.runtime.driver.active...` after a plain `import tlxc`, as Triton users write it;
+    # loaded on first use so that importing the frontend does not load the runtime
+    if name == "runtime":
+        import importlib
+
+        return importlib.import_module("tlxc.runtime")
+    raise AttributeError(f"module 'tlxc' has no attribute {name!r}")

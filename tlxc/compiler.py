@@ -208,7 +208,8 @@ class CompiledKernel:
         o = self.options
         self.metadata = KernelMetadata({"num_ctas": o.num_ctas, "num_stages": o.num_stages,
                                         "cluster_dims": o.cluster_dims or (1, 1, 1),
-                                        "ctas_per_cga": o.cluster_dims or (1, 1, 1), **self.metadata})
+                                        "ctas_per_cga": (o.cluster_dims if o.num_ctas == 1 else None) or (1, 1, 1),
+                                        **self.metadata})
 
     def lowered(self) -> Operation:
         """The IR after the target's whole pipeline (layouts, shared-memory offsets,
@@ -285,7 +286,8 @@ class CompiledKernel:
                           self.options.cluster_dims, self.options.cooperative, tuple(m.get("params", ())),
                           tuple(dict(t) for t in m.get("tma_params", ())), int(scratch.get("size", 0)),
                           int(scratch.get("align", DEFAULT_SCRATCH_ALIGN)),
-                          kernarg_layout(self.asm["amdgcn"], m["name"]).to_json() if amd else None)
+                          kernarg_layout(self.asm["amdgcn"], m["name"]).to_json() if amd else None,
+                          ctas_per_program=self.options.num_ctas)
 
     @property
     def func(self) -> Operation:
@@ -306,8 +308,10 @@ def compile_kernel(kernel: "KernelDef", specs: dict[str, ArgSpec], constants: di
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     module, used, callees = build_module(kernel, specs, constants, options.num_warps)
-    if options.cluster_dims:  # what the cluster ops and the code generator's cluster syncs go by
-        for func in module.funcs:  # type: ignore[attr-defined]
+    for func in module.funcs:  # type: ignore[attr-defined]
+        if options.num_ctas > 1:  # one program per cluster: not TLX's clusters of programs
+            func.attrs["num_ctas"] = options.num_ctas
+        elif options.cluster_dims:  # what the cluster ops and the code generator's cluster syncs go by
             func.attrs["cluster_dims"] = tuple(options.cluster_dims)
     timings["frontend"] = time.perf_counter() - t0
     module = run_pipeline(module, PassOptions(), TILE_PIPELINE, verify_each=options.verify_each_pass or _Verify.always,

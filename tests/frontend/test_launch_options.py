@@ -6,6 +6,7 @@ Runs on the CPU with the fake driver of tests/conftest.py (launches are recorded
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -56,20 +57,34 @@ def _refused(excinfo: Any, option: str, words: str) -> None:
     assert e.code == "TLXC-OPTION-001" and f"option {option}:" in e.message and words in e.message, e.message
 
 
-def test_num_ctas_above_one_is_refused_everywhere(load_kernels: Any, fake_driver: Any) -> None:
+def test_num_ctas_makes_each_program_a_cluster(load_kernels: Any, fake_driver: Any) -> None:
+    """Triton's num_ctas: the grid counts programs, each launched as a cluster of num_ctas
+    CTAs along x; program ids count clusters and only a cluster's first CTA runs the
+    program (the others leave at entry), so the results are num_ctas=1's."""
     m = load_kernels(SOURCE)
-    x = np.zeros(64, np.float32)
+    x = np.arange(256, dtype=np.float32)
+    m.k.interpret[(4,)](x, 200, BLOCK=64, num_ctas=2)
+    np.testing.assert_array_equal(x, np.where(np.arange(256) < 200, np.arange(256) + 1.0, np.arange(256)))
+    ck = m.k[(3, 2)](FakeTensor(4096), 64, BLOCK=64, num_ctas=2)
+    assert ck.launch_spec.cluster_dims == (2, 1, 1) and ck.launch_spec.ctas_per_program == 2
+    assert ck.metadata.num_ctas == 2 and ck.metadata.cluster_dims == (2, 1, 1)
+    assert [g for g, _, _ in fake_driver.launches] == [(6, 2, 1)]  # x counts CTAs: 3 programs x 2
+    assert m.k[(3, 2)](FakeTensor(4096), 64, BLOCK=64, num_ctas=2) is ck  # the fast path multiplies too
+    assert [g for g, _, _ in fake_driver.launches][-1] == (6, 2, 1)
+    ptx = ck.asm["ptx"]
+    assert re.search(r"mov.u32 (%r\d+), %cluster_ctarank;\n\tsetp.ne.u32 (%p\d+), \1, 0;\n\t@\2 ret;", ptx), ptx
+    assert "%clusterid.x" in ptx
+    assert "%ctaid.x" not in ptx
     with pytest.raises(CompilationError) as ei:
-        m.k.interpret[(1,)](x, 64, BLOCK=64, num_ctas=2)
-    _refused(ei, "num_ctas", "num_ctas > 1 is not supported yet")
+        m.k.interpret[(1,)](x, 64, BLOCK=64, num_ctas=9)
+    _refused(ei, "num_ctas", "must be from 1 to 8")
     assert "test_launch_options.py" in str(ei.value)  # points at the caller's line
     with pytest.raises(CompilationError) as ei:
-        m.k[(1,)](FakeTensor(4096), 64, BLOCK=64, num_ctas=2)
-    _refused(ei, "num_ctas", "not supported yet")
+        m.k.compile("*fp32:16,i32", {"BLOCK": 64}, num_ctas=2, ctas_per_cga=(2, 1, 1))
+    _refused(ei, "num_ctas", "give one of them")
     with pytest.raises(CompilationError) as ei:
-        m.k.compile("*fp32:16,i32", {"BLOCK": 64}, num_ctas=4)
-    _refused(ei, "num_ctas", "not supported yet")
-    assert fake_driver.launches == []
+        m.k.compile("*fp32:16,i32", {"BLOCK": 64}, arch="gfx942", num_ctas=2)
+    _refused(ei, "num_ctas", "not supported on gfx942")
 
 
 def test_ctas_per_cga_launches_clusters(load_kernels: Any, fake_driver: Any) -> None:
@@ -160,5 +175,5 @@ def test_warmup_honours_its_arguments(load_kernels: Any, fake_driver: Any) -> No
         m.k.warmup(x, 64, BLOCK=64, grid=(3,), ctas_per_cga=(2, 1, 1))
     _refused(ei, "ctas_per_cga", "not a multiple")
     with pytest.raises(CompilationError) as ei:
-        m.k.warmup(x, 64, BLOCK=64, num_ctas=2)
-    _refused(ei, "num_ctas", "not supported yet")
+        m.k.warmup(x, 64, BLOCK=64, num_ctas=0)
+    _refused(ei, "num_ctas", "must be from 1 to 8")

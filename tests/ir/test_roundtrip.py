@@ -261,7 +261,7 @@ def test_parsed_values() -> None:
     assert math.copysign(1.0, values[6]) == -1.0
     func = parse_ir(ROUNDTRIP["func"]).regions[0].block.ops[0]
     assert func.attrs == {"sym_name": "k", "arg_divisibility": (16, 1), "num_warps": 8, "smem_total": -1,
-                          "cluster_dims": ()}
+                          "cluster_dims": (), "num_ctas": 1}
     assert [a.name_hint for a in func.regions[0].block.args] == ["p", "n"]
     assert func.regions[0].block.args[0].type == T.pointer(T.float16)
     assert func.loc == Location("lib/k.py", 1, 0)

@@ -193,7 +193,8 @@ LANES = {"sm_90a": 32, "sm_100a": 32, "gfx942": 64}
 
 @pytest.mark.parametrize("arch", DOT_ACCUMULATOR)
 def test_dot_gets_its_accumulator_layout_and_a_conversion_where_layouts_meet(arch: str) -> None:
-    """The fp16 dot's result, and the zero accumulator created for it, get the layout of
+    """The fp16 dot's result, and the zero accumulator created for it (an anchored
+    constant: made in that layout, not converted to it), get the layout of
     the target's matrix instruction; its row maximum gets the slice of that layout; the
     store's pointers are in the canonical 1-D layout, so the maximum is converted once,
     right before the store. The row indices ``%ra`` feed both the pointers and (through
@@ -205,8 +206,8 @@ def test_dot_gets_its_accumulator_layout_and_a_conversion_where_layouts_meet(arc
 CHECK: %ra = arange {start = 0, end = 64} : tile<64xi32, [[STORE]]>
 CHECK-NEXT: %[[RA2:[0-9]+]] = arange {start = 0, end = 64} : tile<64xi32, {{.*}}>
 CHECK: expand_dims %[[RA2]] {axis = 1}
-CHECK: %[[Z:[0-9]+]] = constant {value = 0.0} : tile<64x64xf32, [[ACC]]>
-CHECK-NEXT: %d = dot %x, %y, %[[Z]] : tile<64x64xf32, [[ACC]]>
+CHECK: %z = constant {value = 0.0} : tile<64x64xf32, [[ACC]]>
+CHECK-NEXT: %d = dot %x, %y, %z : tile<64x64xf32, [[ACC]]>
 CHECK-NEXT: %e = reduce %d {axis = 1, kind = "max"} : tile<64xf32, [[ROWMAX]]>
 CHECK: %pc = addptr %sc, %ra : tile<64xptr<f32>, [[STORE]]>
 CHECK-NEXT: %[[E2:[0-9]+]] = convert_layout %e : tile<64xf32, [[STORE]]>
@@ -294,3 +295,62 @@ def test_example_kernel_layouts_round_trip(example: str, name: str, signature: s
     again = parse_ir(text)
     verify(again)
     assert print_ir(again) == text
+
+
+SOFTMAX = """
+    %ra = arange {start = 0, end = 64} : tile<64xi32>
+    %ka = arange {start = 0, end = 32} : tile<32xi32>
+    %r1 = expand_dims %ra {axis = 1} : tile<64x1xi32>
+    %k1 = expand_dims %ka {axis = 0} : tile<1x32xi32>
+    %rb = broadcast %r1 : tile<64x32xi32>
+    %kb = broadcast %k1 : tile<64x32xi32>
+    %oa = add %rb, %kb : tile<64x32xi32>
+    %sa = splat %a : tile<64x32xptr<f16>>
+    %pa = addptr %sa, %oa : tile<64x32xptr<f16>>
+    %x = load %pa : tile<64x32xf16>
+    %y = trans %x {order = [1, 0]} : tile<32x64xf16>
+    %z = constant {value = 0.0} : tile<64x64xf32>
+    %d = dot %x, %y, %z : tile<64x64xf32>
+    %c1 = expand_dims %ra {axis = 0} : tile<1x64xi32>
+    %cb = broadcast %c1 : tile<64x64xi32>
+    %rw = broadcast %r1 : tile<64x64xi32>
+    %keep = cmp %cb, %rw {predicate = "le"} : tile<64x64xi1>
+    %neg = constant {value = -1000000.0} : tile<64x64xf32>
+    %s = select %keep, %d, %neg : tile<64x64xf32>
+    %m0 = constant {value = -1000000.0} : tile<64xf32>
+    %mx = reduce %s {axis = 1, kind = "max"} : tile<64xf32>
+    %m = maximum %m0, %mx : tile<64xf32>
+    %m1 = expand_dims %m {axis = 1} : tile<64x1xf32>
+    %mb = broadcast %m1 : tile<64x64xf32>
+    %p = sub %s, %mb : tile<64x64xf32>
+    %q = exp2 %p : tile<64x64xf32>
+    %l = reduce %q {axis = 1, kind = "sum"} : tile<64xf32>
+    %l0 = constant {value = 0.0} : tile<64xf32>
+    %l2 = add %l0, %l : tile<64xf32>
+    %t = add %l2, %m : tile<64xf32>
+    %sc = splat %c : tile<64xptr<f32>>
+    %pc = addptr %sc, %ra : tile<64xptr<f32>>
+    store %pc, %t
+    return
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "gfx942"])
+def test_a_masked_softmax_of_a_dot_stays_in_the_accumulator_layout(arch: str) -> None:
+    """Anchors: the causal mask (index arithmetic, rebuilt through its broadcasts), the
+    ``tl.where`` constant, and the row state ``m_i`` / ``l_i`` created for the dot's
+    rows all take the accumulator's layout (or its slice) -- nothing converts but the
+    row sums for the store, where the canonical blocked layouts would send the
+    accumulator through shared memory."""
+    C = DOT_ACCUMULATOR[arch]
+    out = assign(SOFTMAX, DOT_ARGS, arch)
+    assert out.count("convert_layout") == 1, out
+    filecheck(out, """
+CHECK: %d = dot %x, %y, %z : tile<64x64xf32, [[ACC]]>
+CHECK: %s = select {{%[0-9a-z]+}}, %d, %neg : tile<64x64xf32, [[ACC]]>
+CHECK: %m0 = constant {value = -1000000.0} : tile<64xf32, [[ROW]]>
+CHECK: %q = exp2 %p : tile<64x64xf32, [[ACC]]>
+CHECK: %l0 = constant {value = 0.0} : tile<64xf32, [[ROW]]>
+CHECK: convert_layout %t
+CHECK-NEXT: store %pc
+""", ACC=C, ROW=slice_layout(C, 1))

@@ -103,7 +103,8 @@ def test_a_reinterpreted_allocation_is_plain() -> None:
      "%s = local_slice %v, %c8, %c0 : memdesc<32x64xf16, smem>", "not a multiple of the slice size"),
     ("%c0 = constant {value = 0} : i32\n"
      "%a = local_alloc : memdesc<64x64xf16, smem, num=1>\n%v = local_view %a, %c0 : memdesc<64x64xf16, smem>\n"
-     "%s = local_slice %v, %c0, %c0 : memdesc<64x32xf16, smem>", "does not cover a block"),
+     "%tr = local_trans %v {perm = [1, 0]} : memdesc<64x64xf16, smem>\n"
+     "%s = local_slice %tr, %c0, %c0 : memdesc<32x64xf16, smem>", "does not cover a block"),
     ("%c0 = constant {value = 0} : i32\n"
      "%a = local_alloc : memdesc<64x64xf16, smem, num=1>\n%v = local_view %a, %c0 : memdesc<64x64xf16, smem>\n"
      "%t2 = local_trans %v {perm = [1, 0]} : memdesc<64x64xf16, smem>\n"
@@ -115,6 +116,27 @@ def test_buffer_layout_errors_name_the_op(body: str, message: str) -> None:
     with pytest.raises(CompilationError, match=message) as info:
         buffer_layouts.run(module, OPTS)
     assert info.value.code in ("TLXC-TLX-001", "TLXC-TLX-005")
+
+
+@pytest.mark.parametrize("shape,slice_shape,span", [((64, 64), (64, 32), 64), ((32, 64), (32, 32), 64),
+                                                    ((64, 128), (64, 64), 128), ((64, 64), (64, 16), 32),
+                                                    ((64, 64), (32, 64), 128), ((64, 64), (64, 8), 0)])
+def test_sliced_allocations_get_the_widest_swizzle_their_slices_keep_whole(shape: tuple, slice_shape: tuple,
+                                                                          span: int) -> None:
+    """A column slice of a swizzled buffer is a view of one base address only if the
+    swizzle does not cross its edge: the allocation takes the widest span (<= Triton's
+    choice) under which each slice is whole -- half of a 128-byte row gets 64 bytes."""
+    s, p = "x".join(map(str, slice_shape)), "x".join(map(str, shape))
+    m = _layouts(f"""
+        %c0 = constant {{value = 0}} : i32
+        %a = local_alloc : memdesc<{p}xf16, smem, num=2>
+        %v = local_view %a, %c0 : memdesc<{p}xf16, smem>
+        %s = local_slice %v, %c0, %c0 : memdesc<{s}xf16, smem>
+        return
+    """)
+    assert _ops(m, "local_alloc")[0].result.type.layout == nvmma_shared(shape, 16, span)
+    want = buffer_layouts.slice_view(nvmma_shared(shape, 16, span), slice_shape)
+    assert _ops(m, "local_slice")[0].result.type.layout == want
 
 
 def test_loop_carried_buffers_take_the_layout_of_their_init() -> None:

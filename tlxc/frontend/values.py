@@ -85,6 +85,12 @@ def wrap(value: Value) -> "Tensor | Handle":
     return Handle(value)
 
 
+class KeptConstant(int):
+    """An int that a builtin returns as ``tl.constexpr`` (``tlx.async_task_replica_id()``):
+    as in Triton, assigning it to a name keeps it a compile-time value, where a plain
+    number would become a runtime scalar."""
+
+
 def unwrap(v: Any) -> Any:
     """Drop ``tl.constexpr`` wrappers (also inside tuples)."""
     if isinstance(v, constexpr):

@@ -28,7 +28,7 @@ from .semantics import TENSOR_METHODS, Ctx, arith, shape
 from .semantics.base import is_number, to_tensor
 from .source import FunctionSource
 from .tasks import TaskMixin
-from .values import Handle, Tensor, describe, is_constexpr, unwrap
+from .values import Handle, KeptConstant, Tensor, describe, is_constexpr, unwrap
 
 _BINOPS: dict[type, tuple[str, Any]] = {
     ast.Add: ("add", operator.add), ast.Sub: ("sub", operator.sub), ast.Mult: ("mul", operator.mul),
@@ -342,6 +342,8 @@ class CodeGenerator(ControlFlowMixin, CallMixin, TaskMixin, ast.NodeVisitor):
         """Triton's rule for plain assignment: numbers become runtime scalars."""
         if isinstance(value, tuple):
             return tuple(self.sanitize(v) for v in value)
+        if isinstance(value, KeptConstant):
+            return int(value)
         if is_number(value):
             return to_tensor(self.ctx, value)
         return value

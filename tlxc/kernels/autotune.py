@@ -68,6 +68,10 @@ class Config:
         if unknown:
             raise TypeError(f"tlxc.Config got unknown options {sorted(unknown)}; launch options are "
                             f"num_warps, num_stages, num_ctas, maxnreg, {', '.join(_EXTRA_OPTIONS)}")
+        for name in ("minRegAutoWS", "maxRegAutoWS"):  # register counts, as setmaxnreg takes them (TLX checks here)
+            v = options.get(name)
+            if v is not None and (not isinstance(v, int) or v % 8):
+                raise ValueError(f"tlxc.Config: {name}={v!r} must be an int divisible by 8 (a setmaxnreg count)")
         self.kwargs = dict(kwargs)
         self.num_warps = num_warps
         self.num_stages = num_stages

@@ -220,7 +220,7 @@ def check_clusters(dims: tuple[int, int, int], options: Any, loc: Any) -> None:
     """A grid of clusters must hold whole clusters (the driver refuses others); checked
     before any compile, for the interpreter too, so that both refuse the same launches."""
     c = options.cluster_dims
-    if c is not None and any(g % k for g, k in zip(dims, c)):
+    if c is not None and options.num_ctas == 1 and any(g % k for g, k in zip(dims, c)):
         raise CompilationError("TLXC-OPTION-001", f"option ctas_per_cga: the grid {dims} is not a multiple of the "
                                f"cluster shape {c}; the grid counts blocks, so it must hold whole clusters", loc)
 

@@ -12,8 +12,13 @@ assertions are always compiled in, so ``debug=True`` holds; ``debug=False`` does
 take them out). ``num_stages`` chooses the variant (it is part of the key) but, as a
 software-pipelining hint that tlxc's code generators do not use, changes no code.
 
-Refused unless they hold their default: ``num_ctas > 1`` (the code generators do not
-spread one program's tiles over a cluster of CTAs yet), ``enable_fp_fusion=False`` (the
+``num_ctas`` (NVIDIA, up to 8): as in Triton, each program runs on a cluster of that many
+CTAs and the grid counts programs (the launch multiplies its x by ``num_ctas``). tlxc does
+not spread a program's tiles over the cluster: the first CTA of each cluster runs the
+program and the others leave at entry, so results and side effects are those of
+``num_ctas=1``; TLX's cluster operations need ``ctas_per_cga`` instead (not both).
+
+Refused unless they hold their default: ``enable_fp_fusion=False`` (the
 code generators have no flag to forbid contraction yet), clusters and cooperative
 launches on AMD targets, and the options of TLX's ``Config`` that drive compiler
 features tlxc does not have (automatic warp specialization, TMA multicast,
@@ -143,12 +148,16 @@ def compile_options(given: dict[str, Any], arch: str, loc: Any) -> CompileOption
             raise _fail(name, "unknown option", loc, f"options are {', '.join(LAUNCH_OPTIONS)}")
         check_option(name, value, arch, loc)
     num_ctas = _int("num_ctas", given.get("num_ctas", 1), loc)
-    if num_ctas != 1:
-        raise _fail("num_ctas", f"num_ctas={num_ctas}: num_ctas > 1 is not supported yet (the code generators do "
-                    "not spread a program's tiles over a cluster of CTAs)" if num_ctas > 1 else
-                    f"must be >= 1, got {num_ctas}", loc,
-                    "use ctas_per_cga=(n, 1, 1) for clusters of blocks that each run the whole program")
     clusters = cluster_dims(given.get("ctas_per_cga"), loc)
+    if num_ctas != 1:
+        if num_ctas < 1 or num_ctas > MAX_CLUSTER:
+            raise _fail("num_ctas", f"must be from 1 to {MAX_CLUSTER} (a portable cluster), got {num_ctas}", loc)
+        if arch.startswith("gfx"):
+            raise _fail("num_ctas", f"num_ctas={num_ctas}: clusters are not supported on {arch} by tlxc", loc)
+        if clusters is not None:
+            raise _fail("num_ctas", f"num_ctas={num_ctas} with ctas_per_cga={clusters}: give one of them (num_ctas "
+                        "makes a cluster run one program; ctas_per_cga makes clusters of programs)", loc)
+        clusters = (num_ctas, 1, 1)
     cooperative = given.get("launch_cooperative_grid", False)
     if not isinstance(cooperative, bool):
         raise _fail("launch_cooperative_grid", f"must be True or False, got {cooperative!r}", loc)
@@ -158,7 +167,7 @@ def compile_options(given: dict[str, Any], arch: str, loc: Any) -> CompileOption
         raise _fail("launch_cooperative_grid", f"cooperative launches are not supported on {arch} by tlxc", loc)
     waves = given.get("waves_per_eu", 0)
     options = CompileOptions(arch=arch, num_warps=_int("num_warps", given.get("num_warps", 4), loc),
-                             num_stages=_int("num_stages", given.get("num_stages", 3), loc), num_ctas=1,
+                             num_stages=_int("num_stages", given.get("num_stages", 3), loc), num_ctas=num_ctas,
                              maxnreg=given.get("maxnreg"), waves_per_eu=0 if waves is None else waves,
                              cluster_dims=clusters, cooperative=cooperative)
     options.check(loc)

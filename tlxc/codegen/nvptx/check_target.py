@@ -31,13 +31,26 @@ def peer_access(op: Operation) -> str | None:
 
 
 def check_clusters(func: Operation) -> None:
-    """Peers exist only in a clustered kernel ("arrive remote, wait local" needs a cluster)."""
+    """Peers exist only in a clustered kernel ("arrive remote, wait local" needs a cluster):
+    remote barrier arrives and multicasts are refused in a kernel launched without one, as
+    TLX refuses its remote views there. A remote store is not: every CTA is the rank 0 of
+    a cluster of one, and TLX's tests keep ``if rank != 0: async_remote_shmem_store(...)``
+    paths that a one-CTA launch never takes (the interpreter reports a rank outside the
+    cluster if one is taken)."""
     size = 1
     for d in func.attrs["cluster_dims"]:
         size *= d
     for op in func.walk():
         what = peer_access(op)
-        if what is not None and size <= 1:
+        if func.num_ctas > 1 and (what is not None or op.NAME in ("cluster_cta_rank", "cluster_size",
+                                                                  "cluster_barrier")):
+            raise CompilationError("TLXC-TLX-008", f"{what or 'tlx.' + op.NAME} in a kernel launched with "
+                                   f"num_ctas={func.num_ctas}: there a cluster runs one program, so TLX's cluster "
+                                   "operations have no peers to name", op.loc,
+                                   f"launch with ctas_per_cga=({func.num_ctas}, 1, 1) instead of num_ctas (the grid "
+                                   "then counts CTAs)")
+        if what is not None and size <= 1 and op.NAME not in ("remote_store", "async_remote_store",
+                                                             "async_remote_copy"):
             raise CompilationError("TLXC-TLX-008", f"{what} reaches another CTA of the cluster, but this kernel is "
                                    "launched without clusters (Unexpected buffer remote view in 1cta mode)", op.loc,
                                    "launch with ctas_per_cga=(2, 1, 1) (or larger), or guard the cluster path with a "

@@ -91,7 +91,7 @@ def emit(module, info: NvidiaTargetInfo, timings: dict[str, float] | None = None
     fn = PtxFunction(name, [(pt, f"{name}_param_{i}") for i, pt in enumerate(ptypes)] + hidden)
     fn.maxntid = num_warps * 32
     fn.maxnreg = maxnreg
-    e = Emitter(fn, target, num_warps, cluster_dims=tuple(func.attrs["cluster_dims"]))
+    e = Emitter(fn, target, num_warps, cluster_dims=tuple(func.attrs["cluster_dims"]), num_ctas=func.num_ctas)
     if e.clustered:
         fn.cluster = tuple(func.attrs["cluster_dims"])  # type: ignore[assignment]
     e.tensormaps = tensormaps
@@ -110,6 +110,10 @@ def emit(module, info: NvidiaTargetInfo, timings: dict[str, float] | None = None
         else:
             e.prologue.append(f"\tld.param.{pt} {r}, [{name}_param_{i}];")
         e.set(a, [r])
+    if func.num_ctas > 1:  # Triton's num_ctas: the cluster's first CTA runs the program, the others leave
+        rank, other = fn.reg("b32"), fn.reg("pred")
+        e.prologue += [f"\tmov.u32 {rank}, %cluster_ctarank;", f"\tsetp.ne.u32 {other}, {rank}, 0;",
+                       f"\t@{other} ret;"]
     # no CTA leaves while a peer may still reach into its shared memory
     ending_sync = e.clustered and reaches_peers(func)
     # warp specialization: the warps and budgets of its partitions

@@ -109,6 +109,8 @@ class Emitter:
     offset_of: dict[str, tuple[Reg, int]] = field(default_factory=dict)
     # the cluster shape the kernel is compiled for (() or all ones: not clustered)
     cluster_dims: tuple[int, ...] = ()
+    # Triton's num_ctas: each program is a cluster of this many CTAs (program ids count clusters)
+    num_ctas: int = 1
     # the warps that run the code being emitted (``enter``), and each scope's per-thread values
     scope: Scope | None = None
     _scoped: dict[Scope, tuple[dict, dict]] = field(default_factory=dict)

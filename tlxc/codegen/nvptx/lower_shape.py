@@ -19,7 +19,9 @@ from .ptx import Reg
 @lowers(ops.ProgramIdOp, ops.NumProgramsOp)
 def program_id(e: Emitter, op: Operation) -> None:
     axis = "xyz"[op.axis]
-    name = f"ctaid.{axis}" if op.NAME == "program_id" else f"nctaid.{axis}"
+    # num_ctas > 1: a program is a cluster (only its first CTA runs it: compile.emit)
+    unit = "cluster" if e.num_ctas > 1 else "cta"
+    name = f"{unit}id.{axis}" if op.NAME == "program_id" else f"n{unit}id.{axis}"
     e.set(op.result, [e.special(name)])
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...ir.ops.tasks import MAX_REGISTERS, MIN_REGISTERS, REGISTER_STEP, partition_record
-from ..values import unwrap
+from ..values import KeptConstant, unwrap
 from .base import Ctx, fail, rule
 
 STRUCTURE = "TLXC-WS-001"  # what may stand where
@@ -233,7 +233,7 @@ def async_task_replica_id(ctx: Ctx) -> int:
     frames = kernel_facts().frames
     if not frames:
         fail(STRUCTURE, "tlx.async_task_replica_id() is only defined inside a `with tlx.async_task(...)` block")
-    return frames[-1].replica
+    return KeptConstant(frames[-1].replica)  # `g = tlx.async_task_replica_id()` keeps g a constant
 
 
 __all__ = ["TaskSpec", "RegionOptions", "Frame", "KernelFacts", "KERNEL", "kernel_facts", "task_spec",

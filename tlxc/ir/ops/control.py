@@ -59,12 +59,15 @@ class FuncOp(Operation):
     (1 when nothing is known). ``smem_total``: the bytes of shared memory the kernel's
     buffers take, written by the ``smem-alloc`` pass (-1 before it ran); the code
     generator's scratch area comes after them. ``cluster_dims``: the cluster shape the
-    kernel is compiled for (empty: no clusters).
+    kernel is compiled for (empty: no clusters). ``num_ctas``: Triton's option -- each
+    program runs on a cluster of that many CTAs (``program_id`` counts clusters); the
+    NVIDIA code generator lets the first CTA of each cluster run the program and the
+    others leave at entry, so that every side effect happens once.
     """
 
     NAME = "func"
     ATTRS = {"sym_name": Operation.REQUIRED, "arg_divisibility": (), "num_warps": 4, "smem_total": -1,
-             "cluster_dims": ()}
+             "cluster_dims": (), "num_ctas": 1}
     NUM_RESULTS = 0
     NUM_REGIONS = 1
     PURE = False
@@ -74,6 +77,7 @@ class FuncOp(Operation):
     num_warps = Attr[int]()
     smem_total = Attr[int]()
     cluster_dims = Attr[tuple[int, ...]]()
+    num_ctas = Attr[int]()
 
     @property
     def body(self) -> Block:

@@ -178,6 +178,14 @@ def _check_buffer(op: Operation, t: MemDescType) -> None:
                                "supported by the code generator yet; store them as int8", op.loc)
 
 
+def _allocation_of(v: Value) -> Operation | None:
+    """The ``local_alloc`` whose one buffer ``v`` is (through ``local_view``), or None."""
+    op = v.owner
+    while isinstance(op, ops.LocalViewOp):
+        op = op.buf.owner
+    return op if isinstance(op, ops.LocalAllocOp) else None
+
+
 def _reinterprets_bytes(op: ops.LocalReinterpretOp) -> bool:
     # verify() has checked that both are buffers
     src, dst = narrow(op.buf.type, MemDescType), narrow(op.result.type, MemDescType)
@@ -190,8 +198,13 @@ class _Assigner:
         self.info = (options or DEFAULT_OPTIONS).target
         roots = alias_roots(func)
         self.plain: set[Operation] = set()
+        self.slices: dict[int, list[tuple[int, ...]]] = {}  # id(allocation) -> shapes sliced out of it
         plain_copies = self.info.plain_async_copy_buffers
         for op in func.walk():
+            if isinstance(op, ops.LocalSliceOp) and _is_smem(op.buf):
+                alloc = _allocation_of(op.buf)
+                if alloc is not None:
+                    self.slices.setdefault(id(alloc), []).append(narrow(op.result.type, MemDescType).buf_shape)
             if isinstance(op, ops.LocalReinterpretOp) and _is_smem(op.buf) and _reinterprets_bytes(op):
                 self.plain |= roots.get(id(op.buf), set())
             if plain_copies and isinstance(op, ops.AsyncLoadOp) and _is_smem(op.buf):
@@ -232,6 +245,8 @@ class _Assigner:
                 if self.swizzle and len(t.buf_shape) >= 2 else None
             if chosen is not None:
                 return chosen
+            if self.swizzle and len(t.buf_shape) >= 2:
+                return self.sliceable_nvmma(t, self.slices.get(id(op), []))
             return default_layout(t.buf_shape, t.element.bits, self.swizzle)
         if not isinstance(op, (ops.LocalViewOp, ops.LocalTransOp, ops.LocalSliceOp, ops.LocalReinterpretOp)):
             raise LayoutError(f"internal: no buffer layout rule for '{op.NAME}'")
@@ -247,6 +262,26 @@ class _Assigner:
                 return self.slice(op, src, t)
             case ops.LocalReinterpretOp():
                 return self.reinterpret(op, src, t)
+
+    @staticmethod
+    def sliceable_nvmma(t: MemDescType, slices: list[tuple[int, ...]]) -> LinearLayout:
+        """The NVMMA layout with the widest swizzle span, at most ``choose_nvmma_swizzle``'s,
+        under which every slice the kernel takes of the buffer is one block of offsets: a
+        ``[64, 64]`` fp16 half of a ``[64, 128]`` buffer keeps 128 bytes, a ``[32, 32]``
+        half of ``[32, 64]`` gets 64 (so each half is a TMA box of its own swizzle)."""
+        shape, bits = t.buf_shape, t.element.bits
+        widest = choose_nvmma_swizzle(shape, bits)
+        for span in (128, 64, 32, 0):
+            if span > widest:
+                continue
+            layout = nvmma_shared(shape, bits, span)
+            try:
+                for s in slices:
+                    slice_view(layout, s)
+            except LayoutError:
+                continue
+            return layout
+        return nvmma_shared(shape, bits, widest)  # no span fits: the slice reports why
 
     def slice(self, op: ops.LocalSliceOp, src: MemDescType, dst: MemDescType) -> LinearLayout:
         shape = dst.buf_shape

@@ -18,9 +18,16 @@ the loads and stores of that shape; creation ops (``arange``, ``splat``, constan
 was reduced from (``x - tl.max(x, 1)[:, None]``), which takes the reduced tile's
 layout. Where an op needs an operand in another layout, index arithmetic (integer,
 pointer and boolean tiles built from scalars by cheap ops) is computed again in that
-layout rather than converted (``rematerialize``); other values are converted. This
-covers the usual kernels with few conversions; a later version will propagate layouts
-from anchors (loads, dots) to cut the rest.
+layout rather than converted (``rematerialize``); other values are converted.
+
+*Anchors*: in a scope (the kernel, or one partition) whose dots give a tile shape its
+layout (the MMA accumulator), non-pointer tiles of that shape that creation ops and
+broadcasts make (``tl.zeros``, a ``tl.where`` constant, a broadcast row) take the
+accumulator's layout instead of the canonical one, and so do 1-D tiles of the shape a
+reduction of the accumulator gives (its slice): the softmax state ``m_i`` / ``l_i``, the
+masks and constants of an attention loop then live where the accumulator's rows do, and
+nothing converts through shared memory (index arithmetic feeding the masks is
+rematerialized). Loads and pointers keep the canonical, coalesced layouts.
 """
 
 from __future__ import annotations
@@ -84,6 +91,7 @@ class _Assigner:
         self.vec: dict[tuple[int, ...], int] = {}
         self.remat: dict[tuple[Value, LinearLayout], Value] = {}  # values rebuilt in another layout
         self.canon: dict[tuple[tuple[int, ...], int], LinearLayout] = {}
+        self.anchors: dict[tuple[int, ...], LinearLayout | None] = {}
         axis = analyze(func)
         for op in func.walk():
             if isinstance(op, (ops.LoadOp, ops.StoreOp, ops.AsyncLoadOp)) and op.ptr.type.shape:
@@ -155,6 +163,44 @@ class _Assigner:
             wpc[d], warps = take, warps // take
         return blocked(shape, spt, tpw, wpc, order)
 
+    def find_anchors(self, block: Block) -> dict[tuple[int, ...], LinearLayout | None]:
+        """The shapes the dots of ``block`` (not of nested partitions) fix a layout for --
+        their accumulators' -- and those of the reductions of such tiles (the slice); None
+        for a shape two dots lay out differently."""
+        found: dict[tuple[int, ...], LinearLayout | None] = {}
+
+        def note(shape: tuple[int, ...], layout: LinearLayout | None) -> None:
+            if layout is None:
+                return
+            if shape in found and found[shape] != layout:
+                found[shape] = None
+            else:
+                found.setdefault(shape, layout)
+
+        def walk(b: Block) -> None:
+            for op in b.ops:
+                if isinstance(op, ops.AsyncTasksOp):
+                    continue
+                if isinstance(op, (ops.DotOp, ops.DotScaledOp, ops.AsyncDotOp)):
+                    note(op.result.type.shape, self.preferred(op.result))
+                elif isinstance(op, ops.ReduceOp) and op.result.type.shape:
+                    inner = self.preferred(op.x)
+                    if inner is not None:
+                        note(op.result.type.shape, slice_layout(inner, op.axis))
+                for region in op.regions:
+                    walk(region.block)
+
+        walk(block)
+        return found
+
+    def anchored(self, v: Value) -> LinearLayout | None:
+        """The anchor layout for tile ``v`` made by a creation op or a broadcast (see the
+        module doc): for non-pointer tiles of a shape the scope's dots lay out."""
+        t = _tile(v)
+        if isinstance(t.element, PointerType) or t.element.kind != Kind.FLOAT:
+            return None  # index arithmetic and masks follow their users (rematerialized)
+        return self.anchors.get(t.shape)
+
     # -- rewriting -------------------------------------------------------------------------------
     def set_layout(self, v: Value, layout: LinearLayout) -> None:
         t = v.type
@@ -179,9 +225,10 @@ class _Assigner:
         """``v`` computed again in ``layout`` from the same scalars, when it is a constant
         or a splat, or cheap index arithmetic: ``arange`` and integer / pointer / boolean
         elementwise ops and ``expand_dims`` of them, at most ``REMAT_LIMIT`` ops (Triton's
-        backward rematerialization does the same). Not through a ``broadcast``: the
-        full-size intermediate tiles it would rebuild cost more registers than a
-        conversion of the small operand (measured: spills in a batched dot). Each
+        backward rematerialization does the same), also through the ``broadcast`` of an
+        integer or boolean row (masks). Not through the broadcast of pointers: the
+        full-size pointer tiles it would rebuild cost more registers than a conversion
+        of the small operand (measured: spills in a batched dot). Each
         rebuilt op goes right after the op it copies, so it is computed where that was
         (outside a loop that only uses it); None: convert instead."""
         plan: dict[tuple[Value, LinearLayout], tuple[Operation, list[LinearLayout | None]]] = {}
@@ -229,6 +276,11 @@ class _Assigner:
             wants[0] = inner
         elif isinstance(src, _ELEMENTWISE):
             wants = [layout if isinstance(u.type, TileType) else None for u in src.operands]
+        elif isinstance(src, ops.BroadcastOp) and not isinstance(element, PointerType):
+            try:  # a mask or index row broadcast: rebuilt from its small operand
+                wants[0] = self.broadcast_source(src, layout)
+            except LayoutError:
+                return False
         else:
             return False
         for u, want in zip(src.operands, wants):
@@ -299,8 +351,17 @@ class _Assigner:
             # the layout of the first operand that is not a constant or a splat (those are
             # rebuilt in any layout for free): ``0.01 * acc`` keeps the accumulator's layout
             # instead of converting the accumulator to the constant's and back
-            lead = next((i for i in tiles if not isinstance(op.operands[i].owner, (ops.ConstantOp, ops.SplatOp))),
-                        tiles[0])
+            # and data (float tiles) leads index arithmetic and masks, which are rebuilt in its
+            # layout: ``tl.where(mask, s, -inf)`` keeps ``s`` where a dot left it
+            def made(i: int) -> bool:
+                return not isinstance(op.operands[i].owner, (ops.ConstantOp, ops.SplatOp))
+
+            def data(i: int) -> bool:
+                e = _tile(op.operands[i]).element
+                return not isinstance(e, PointerType) and e.kind == Kind.FLOAT
+            lead = next((i for i in tiles if made(i) and data(i)), None)
+            if lead is None:
+                lead = next((i for i in tiles if made(i)), tiles[0])
             layout = _layout(op.operands[lead])
             for i in tiles:
                 if i != lead:
@@ -310,7 +371,10 @@ class _Assigner:
             chosen = self.info.dot_layout(op, self.num_warps)
             self.set_layout(op.result, chosen or self.canonical(op.result.type.shape))
             self.require(op, 2, _layout(op.result))  # a, b, acc
-        elif isinstance(op, (ops.ConstantOp, ops.ArangeOp, ops.SplatOp)):
+        elif isinstance(op, (ops.ConstantOp, ops.SplatOp)):
+            for r in results:
+                self.set_layout(r, self.anchored(r) or self.canonical(r.type.shape))
+        elif isinstance(op, ops.ArangeOp):
             for r in results:
                 self.set_layout(r, self.canonical(r.type.shape))
         elif isinstance(op, ops.ReduceOp):
@@ -333,7 +397,8 @@ class _Assigner:
             for r in op.results:
                 self.set_layout(r, out)
         elif isinstance(op, ops.BroadcastOp):
-            res = self.reduced_from(op.x, op.result.type.shape) or self.canonical(op.result.type.shape)
+            res = self.reduced_from(op.x, op.result.type.shape) or self.anchored(op.result) or \
+                self.canonical(op.result.type.shape)
             self.set_layout(op.result, res)
             self.require(op, 0, self.broadcast_source(op, res))
         elif isinstance(op, ops.AsyncDotOp):
@@ -478,15 +543,16 @@ class _Assigner:
         """Each partition runs on its own warps, so its tiles get layouts for its warp count
         (a helper inlined into two partitions gets a layout in each); the caches hold
         layouts for one warp count and values of one partition, so each gets fresh ones."""
-        saved = (self.num_warps, self.canon, self.remat)
+        saved = (self.num_warps, self.canon, self.remat, self.anchors)
         try:
             for p in op.partitions:
                 self.num_warps, self.canon, self.remat = p.num_warps, {}, {}
                 if p.default:  # the default partition runs on the kernel's warps, with its values
-                    self.num_warps, self.canon, self.remat = saved
+                    self.num_warps, self.canon, self.remat = saved[:3]
+                self.anchors = self.find_anchors(p.block)
                 self.block(p.block)
         finally:
-            self.num_warps, self.canon, self.remat = saved
+            self.num_warps, self.canon, self.remat, self.anchors = saved
 
     def for_loop(self, op: ops.ForOp) -> None:
         body = op.body
@@ -672,5 +738,7 @@ def extract_slice_layout(layout: LinearLayout, offsets: tuple[int, ...],
 
 def run(module: Operation, options: PassOptions) -> Operation:
     for func in module.funcs:
-        _Assigner(func, options).block(func.body)
+        assigner = _Assigner(func, options)
+        assigner.anchors = assigner.find_anchors(func.body)
+        assigner.block(func.body)
     return module
