@@ -1,14 +1,15 @@
 """The TLX Hopper GEMM examples against cuBLAS (``torch.matmul``), side by side in one run.
 
-For each dtype (fp16, bf16) and size (4096^3, 8192^3 by default) it times the TMA +
-mbarrier GEMM (``examples/hopper_gemm_tma.py``) in a few tile configurations, the
+For each dtype (fp16, bf16; fp8 e4m3 against ``torch._scaled_mm``, the warp-specialized
+GEMM only) and size (4096^3, 8192^3 by default) it times the TMA + mbarrier GEMM
+(``examples/hopper_gemm_tma.py``) in a few tile configurations, the
 persistent warp-specialized GEMM (``examples/hopper_gemm_ws.py``), the cp.async
 GEMM (``examples/hopper_gemm_cp_async.py``) and ``torch.matmul``, each as the median of
 CUDA-event timings over several rounds (kernels interleaved per round so clocks and
 thermals hit all alike), checks each result against cuBLAS, and prints TFLOP/s and the
 ratio to cuBLAS.
 
-    python bench/tlx_gemm.py [--sizes 4096 8192] [--json out.json]
+    python bench/tlx_gemm.py [--sizes 4096 8192] [--dtypes float16 bfloat16 float8_e4m3fn] [--json out.json]
 """
 
 from __future__ import annotations
@@ -37,9 +38,14 @@ CLUSTER_CONFIGS = [  # (BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, num_warps): examp
     (128, 256, 64, 3, 8),
     (128, 128, 64, 4, 8),
 ]
-WS_CONFIGS = [  # (BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, consumers): examples/hopper_gemm_ws.py, persistent
-    (128, 256, 64, 3, 2),
-    (128, 128, 64, 4, 2),
+WS_CONFIGS = [  # (BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, consumers, GROUP_M, EPI_SPLIT): examples/hopper_gemm_ws.py
+    (128, 256, 64, 3, 2, 8, 1),
+    (128, 256, 64, 4, 2, 8, 2),
+    (128, 256, 64, 3, 2, 8, 2),
+]
+FP8_CONFIGS = [  # the same, for fp8 e4m3 (B given as B^T, a bf16 result)
+    (128, 256, 128, 4, 2, 8, 2),
+    (128, 256, 128, 3, 2, 8, 1),
 ]
 
 
@@ -55,9 +61,33 @@ def timed(fn: Callable[[], None], reps: int) -> float:
     return start.elapsed_time(end) / reps
 
 
+def fp8_runs(M: int, N: int, K: int) -> dict[str, Callable[[], Any]]:
+    """fp8 e4m3 GEMM: cuBLAS through ``torch._scaled_mm`` (unit scales, bf16 out) and the
+    warp-specialized example with B given K-major."""
+    import torch
+
+    a = torch.randn(M, K, device="cuda").to(torch.float8_e4m3fn)
+    bt = torch.randn(N, K, device="cuda").to(torch.float8_e4m3fn)  # B^T, K contiguous
+    one = torch.ones((), device="cuda")
+    runs: dict[str, Callable[[], Any]] = {
+        "cublas": lambda: torch._scaled_mm(a, bt.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)}
+    ws = load_example("hopper_gemm_ws")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for bm, bn, bk, st, nc, gm, split in FP8_CONFIGS:
+        c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+
+        def run_ws(c=c, bm=bm, bn=bn, bk=bk, st=st, nc=nc, gm=gm, split=split) -> Any:
+            return ws.launch(a, bt, c, block=(bm, bn, bk), stages=st, consumers=nc, num_sms=sms, group_m=gm,
+                             epi_split=split, b_kmajor=True)
+        runs[f"tlxc ws {bm}x{bn}x{bk} s{st} c{nc} g{gm} e{split}"] = run_ws
+    return runs
+
+
 def gemm_runs(M: int, N: int, K: int, dtype: str) -> dict[str, Callable[[], Any]]:
     import torch
 
+    if dtype == "float8_e4m3fn":
+        return fp8_runs(M, N, K)
     dt = getattr(torch, dtype)
     a = torch.randn(M, K, device="cuda", dtype=dt)
     b = torch.randn(K, N, device="cuda", dtype=dt)
@@ -73,12 +103,13 @@ def gemm_runs(M: int, N: int, K: int, dtype: str) -> dict[str, Callable[[], Any]
         runs[f"tlxc cluster2 {bm}x{bn}x{bk} s{st} w{nw}"] = run_cl
     ws = load_example("hopper_gemm_ws")
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    for bm, bn, bk, st, nc in WS_CONFIGS:
+    for bm, bn, bk, st, nc, gm, split in WS_CONFIGS:
         c = torch.empty(M, N, device="cuda", dtype=dt)
 
-        def run_ws(c=c, bm=bm, bn=bn, bk=bk, st=st, nc=nc) -> Any:
-            return ws.launch(a, b, c, block=(bm, bn, bk), stages=st, consumers=nc, num_sms=sms)
-        runs[f"tlxc ws {bm}x{bn}x{bk} s{st} c{nc}"] = run_ws
+        def run_ws(c=c, bm=bm, bn=bn, bk=bk, st=st, nc=nc, gm=gm, split=split) -> Any:
+            return ws.launch(a, b, c, block=(bm, bn, bk), stages=st, consumers=nc, num_sms=sms, group_m=gm,
+                             epi_split=split)
+        runs[f"tlxc ws {bm}x{bn}x{bk} s{st} c{nc} g{gm} e{split}"] = run_ws
     for bm, bn, bk, st, nw in TMA_CONFIGS:
         c = torch.empty(M, N, device="cuda", dtype=dt)
         ad = tlxc.TensorDescriptor.from_tensor(a, [bm, bk])
@@ -125,7 +156,7 @@ def bench(M: int, N: int, K: int, dtype: str, rounds: int = 7) -> dict[str, Any]
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="*", default=[4096, 8192])
-    ap.add_argument("--dtypes", nargs="*", default=["float16", "bfloat16"])
+    ap.add_argument("--dtypes", nargs="*", default=["float16", "bfloat16", "float8_e4m3fn"])
     ap.add_argument("--json")
     args = ap.parse_args()
     import torch

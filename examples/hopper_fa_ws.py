@@ -154,6 +154,8 @@ def launch(q, k, v, o, sm_scale, causal, block=(128, 128), stages=2, consumers=2
     ``run``: ``attn_fwd_ws`` or ``attn_fwd_ws.interpret``."""
     Z, H, N_CTX, D = q.shape
     bm, bn = block
+    # the heads are stacked in one matrix: a query block past N_CTX would be the next head's rows
+    assert N_CTX % bm == 0, f"N_CTX ({N_CTX}) must be a multiple of BLOCK_M ({bm}); BLOCK_N may leave a ragged end"
     flat = [t.reshape(Z * H * N_CTX, D) for t in (q, k, v, o)]
     qd = tlxc.TensorDescriptor.from_tensor(flat[0], [bm // consumers, D])
     kd = tlxc.TensorDescriptor.from_tensor(flat[1], [bn, D])
@@ -181,7 +183,8 @@ def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, sm_scale: float, caus
 
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("n_ctx, consumers, stages, block_n, pingpong", [
-    (128, 2, 2, 64, False), (192, 1, 3, 64, False), (256, 2, 2, 64, True), (192, 2, 2, 128, True)])
+    (128, 2, 2, 64, False), (192, 1, 3, 64, False), (256, 2, 2, 64, True), (256, 2, 2, 128, True),
+    (192, 1, 2, 128, False)])
 def test_attention_ws(causal: bool, n_ctx: int, consumers: int, stages: int, block_n: int, pingpong: bool) -> None:
     rng = np.random.default_rng(n_ctx + consumers)
     q, k, v = (rng.standard_normal((1, 2, n_ctx, 64)).astype(np.float16) for _ in range(3))

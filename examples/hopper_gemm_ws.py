@@ -36,17 +36,34 @@ from tlxc.tlx.warp_spec import get_bufidx_phase
 
 
 @tlxc.jit
+def _tile_coords(tile, tiles_m, tiles_n, GROUP_M: tl.constexpr):
+    """Tile ``tile`` of the grid in grouped order: ``GROUP_M`` row tiles walk the columns
+    together, so the CTAs working at one time share their A rows and B columns in L2."""
+    in_group = GROUP_M * tiles_n
+    first_m = (tile // in_group) * GROUP_M
+    rows = tl.minimum(tiles_m - first_m, GROUP_M)
+    return first_m + (tile % in_group) % rows, (tile % in_group) // rows
+
+
+@tlxc.jit
 def matmul_ws(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-              BLOCK_K: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_SMS: tl.constexpr):
+              BLOCK_K: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_SMS: tl.constexpr,
+              GROUP_M: tl.constexpr = 8, EPI_SPLIT: tl.constexpr = 1, B_KMAJOR: tl.constexpr = False):
     ROWS: tl.constexpr = BLOCK_M // NUM_CONSUMERS  # each consumer's rows of the tile
+    EPI_N: tl.constexpr = BLOCK_N // EPI_SPLIT  # the columns of one epilogue store
     dtype = tlx.dtype_of(a_desc)
     a_bufs = tlx.local_alloc((ROWS, BLOCK_K), dtype, NUM_STAGES * NUM_CONSUMERS)
-    b_bufs = tlx.local_alloc((BLOCK_K, BLOCK_N), dtype, NUM_STAGES)
+    if B_KMAJOR:  # b_desc describes B^T (N x K): the operand order fp8 wgmma reads
+        b_bufs = tlx.local_alloc((BLOCK_N, BLOCK_K), dtype, NUM_STAGES)
+    else:
+        b_bufs = tlx.local_alloc((BLOCK_K, BLOCK_N), dtype, NUM_STAGES)
+    c_bufs = tlx.local_alloc((ROWS, EPI_N), tlx.dtype_of(c_desc), NUM_CONSUMERS)  # one per consumer
     full = tlx.alloc_barriers(NUM_STAGES, arrive_count=1)
     empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=NUM_CONSUMERS)
     stage_bytes: tl.constexpr = (BLOCK_M * BLOCK_K + BLOCK_K * BLOCK_N) * tlx.size_of(dtype)
+    tiles_m = tl.cdiv(M, BLOCK_M)
     tiles_n = tl.cdiv(N, BLOCK_N)
-    num_tiles = tl.cdiv(M, BLOCK_M) * tiles_n
+    num_tiles = tiles_m * tiles_n
     k_tiles = tl.cdiv(K, BLOCK_K)
     first = tl.program_id(0)
 
@@ -54,8 +71,9 @@ def matmul_ws(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: t
         with tlx.async_task("default"):  # the producer
             count = 0
             for tile in range(first, num_tiles, NUM_SMS):
-                off_m = (tile // tiles_n) * BLOCK_M
-                off_n = (tile % tiles_n) * BLOCK_N
+                pid_m, pid_n = _tile_coords(tile, tiles_m, tiles_n, GROUP_M)
+                off_m = pid_m * BLOCK_M
+                off_n = pid_n * BLOCK_N
                 for k in range(0, k_tiles):
                     buf, phase = get_bufidx_phase(count, NUM_STAGES)
                     tlx.barrier_wait(empty[buf], phase ^ 1)  # the consumers released the stage
@@ -63,20 +81,27 @@ def matmul_ws(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: t
                     for g in tl.static_range(NUM_CONSUMERS):
                         tlx.async_descriptor_load(a_desc, a_bufs[buf * NUM_CONSUMERS + g],
                                                   [off_m + g * ROWS, k * BLOCK_K], full[buf])
-                    tlx.async_descriptor_load(b_desc, b_bufs[buf], [k * BLOCK_K, off_n], full[buf])
+                    if B_KMAJOR:
+                        tlx.async_descriptor_load(b_desc, b_bufs[buf], [off_n, k * BLOCK_K], full[buf])
+                    else:
+                        tlx.async_descriptor_load(b_desc, b_bufs[buf], [k * BLOCK_K, off_n], full[buf])
                     count += 1
         with tlx.async_task(num_warps=4, registers=232, replicate=NUM_CONSUMERS):  # the consumers
             g = tlx.async_task_replica_id()
             count = 0
             for tile in range(first, num_tiles, NUM_SMS):
-                off_m = (tile // tiles_n) * BLOCK_M
-                off_n = (tile % tiles_n) * BLOCK_N
+                pid_m, pid_n = _tile_coords(tile, tiles_m, tiles_n, GROUP_M)
+                off_m = pid_m * BLOCK_M
+                off_n = pid_n * BLOCK_N
                 acc = tl.zeros((ROWS, BLOCK_N), dtype=tl.float32)
                 prev = 0
                 for k in range(0, k_tiles):
                     buf, phase = get_bufidx_phase(count, NUM_STAGES)
                     tlx.barrier_wait(full[buf], phase)
-                    acc = tlx.async_dot(a_bufs[buf * NUM_CONSUMERS + g], b_bufs[buf], acc)
+                    if B_KMAJOR:
+                        acc = tlx.async_dot(a_bufs[buf * NUM_CONSUMERS + g], tlx.local_trans(b_bufs[buf]), acc)
+                    else:
+                        acc = tlx.async_dot(a_bufs[buf * NUM_CONSUMERS + g], b_bufs[buf], acc)
                     acc = tlx.async_dot_wait(1, acc)  # the previous step's wgmma is done
                     if k > 0:
                         tlx.barrier_arrive(empty[prev])
@@ -84,43 +109,95 @@ def matmul_ws(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: t
                     count += 1
                 acc = tlx.async_dot_wait(0, acc)
                 tlx.barrier_arrive(empty[prev])
-                c_desc.store([off_m + g * ROWS, off_n], acc.to(tlx.dtype_of(c_desc)))
+                # The epilogue does not wait for its TMA stores: the next tile's wgmmas start
+                # while they run. Only a reuse of the consumer's buffer waits for the store
+                # that reads it (store_wait(0): the bulk reads of this thread's stores are done).
+                out = acc.to(tlx.dtype_of(c_desc))
+                if EPI_SPLIT == 1:
+                    tlx.async_descriptor_store_wait(0)
+                    tlx.local_store(c_bufs[g], out)
+                    tlx.fence_async_shared()
+                    tlx.async_descriptor_store(c_desc, c_bufs[g], [off_m + g * ROWS, off_n])
+                else:
+                    parts = tl.split(tl.permute(tl.reshape(out, (ROWS, 2, EPI_N)), (0, 2, 1)))
+                    for h in tl.static_range(2):
+                        tlx.async_descriptor_store_wait(0)
+                        tlx.local_store(c_bufs[g], parts[h])
+                        tlx.fence_async_shared()
+                        tlx.async_descriptor_store(c_desc, c_bufs[g], [off_m + g * ROWS, off_n + h * EPI_N])
+            tlx.async_descriptor_store_wait(0)
 
 
-def launch(a, b, c, block=(128, 128, 64), stages=3, consumers=2, num_sms=132, run=None):
+def launch(a, b, c, block=(128, 128, 64), stages=3, consumers=2, num_sms=132, group_m=8, epi_split=1,
+           b_kmajor=False, run=None):
     """``c = a @ b`` (``run``: ``matmul_ws`` or ``matmul_ws.interpret``), persistent over
-    ``num_sms`` programs."""
-    (M, K), (_, N) = a.shape, b.shape
+    ``num_sms`` programs; tiles in groups of ``group_m`` rows, the epilogue stored in
+    ``epi_split`` (1 or 2) column blocks. ``b_kmajor``: ``b`` is given as B^T (N x K),
+    as fp8 needs."""
+    (M, K) = a.shape
+    N = b.shape[0] if b_kmajor else b.shape[1]
     bm, bn, bk = block
     a_d = tlxc.TensorDescriptor.from_tensor(a, [bm // consumers, bk])
-    b_d = tlxc.TensorDescriptor.from_tensor(b, [bk, bn])
-    c_d = tlxc.TensorDescriptor.from_tensor(c, [bm // consumers, bn])
+    b_d = tlxc.TensorDescriptor.from_tensor(b, [bn, bk] if b_kmajor else [bk, bn])
+    c_d = tlxc.TensorDescriptor.from_tensor(c, [bm // consumers, bn // epi_split])
     tiles = tlxc.cdiv(M, bm) * tlxc.cdiv(N, bn)
     grid = (min(num_sms, tiles),)
     (run or matmul_ws)[grid](a_d, b_d, c_d, M, N, K, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, NUM_STAGES=stages,
-                             NUM_CONSUMERS=consumers, NUM_SMS=grid[0], num_warps=4)
+                             NUM_CONSUMERS=consumers, NUM_SMS=grid[0], GROUP_M=group_m, EPI_SPLIT=epi_split,
+                             B_KMAJOR=b_kmajor, num_warps=4)
     return c
 
 
-def matmul(a: np.ndarray, b: np.ndarray, **kw) -> np.ndarray:
-    """``a @ b`` in ``a``'s dtype on the interpreter."""
-    c = np.zeros((a.shape[0], b.shape[1]), dtype=a.dtype)
+def matmul(a: np.ndarray, b: np.ndarray, out_dtype=None, **kw) -> np.ndarray:
+    """``a @ b`` in ``a``'s dtype (or ``out_dtype``) on the interpreter (``b_kmajor=True``:
+    ``b`` is B^T)."""
+    n = b.shape[0] if kw.get("b_kmajor") else b.shape[1]
+    c = np.zeros((a.shape[0], n), dtype=out_dtype or a.dtype)
     return launch(a, b, c, run=matmul_ws.interpret, **kw)
 
 
 # -- tests ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("M, N, K, consumers, stages, sms", [(128, 128, 128, 2, 2, 1), (256, 128, 192, 2, 3, 3),
-                                                           (128, 192, 64, 1, 2, 2)])
-def test_matmul_ws(M: int, N: int, K: int, consumers: int, stages: int, sms: int) -> None:
+@pytest.mark.parametrize("M, N, K, consumers, stages, sms, group_m, epi_split", [
+    (128, 128, 128, 2, 2, 1, 8, 1), (256, 128, 192, 2, 3, 3, 8, 2), (128, 192, 64, 1, 2, 2, 8, 1),
+    (384, 256, 128, 2, 2, 2, 2, 2)])
+def test_matmul_ws(M: int, N: int, K: int, consumers: int, stages: int, sms: int, group_m: int,
+                   epi_split: int) -> None:
     rng = np.random.default_rng(M + N + K)
     a = rng.standard_normal((M, K)).astype(np.float16)
     b = rng.standard_normal((K, N)).astype(np.float16)
     block = (64 * consumers, 64, 64)
-    c = matmul(a, b, block=block, stages=stages, consumers=consumers, num_sms=sms)
+    c = matmul(a, b, block=block, stages=stages, consumers=consumers, num_sms=sms, group_m=group_m,
+               epi_split=epi_split)
     np.testing.assert_allclose(c.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32),
                                rtol=1e-2, atol=3e-2)
+
+
+def test_matmul_ws_fp8_with_b_kmajor() -> None:
+    """fp8 e4m3 operands (B given as B^T, K contiguous, as fp8 wgmma reads it), fp32
+    accumulation, a bf16 result."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((128, 192)).astype(ml_dtypes.float8_e4m3fn)
+    bt = rng.standard_normal((128, 192)).astype(ml_dtypes.float8_e4m3fn)
+    c = matmul(a, bt, out_dtype=ml_dtypes.bfloat16, block=(128, 128, 64), stages=2, consumers=2, num_sms=1,
+               epi_split=2, b_kmajor=True)
+    want = a.astype(np.float32) @ bt.astype(np.float32).T
+    np.testing.assert_allclose(c.astype(np.float32), want, rtol=1e-2, atol=0.1)
+
+
+def test_matmul_ws_fp8_ptx() -> None:
+    ck = matmul_ws.compile("tensordesc<fp8e4nv[64,128]>,tensordesc<fp8e4nv[256,128]>,tensordesc<bf16[64,128]>,"
+                           "i32,i32,i32", {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 128, "NUM_STAGES": 4,
+                                           "NUM_CONSUMERS": 2, "NUM_SMS": 132, "EPI_SPLIT": 2, "B_KMAJOR": True},
+                           arch="sm_90a")
+    ptx = ck.asm["ptx"]
+    assert "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3" in ptx
+    if "cubin" in ck.asm.available():
+        ck.asm["cubin"]
+        assert ck.metadata["spill_stores"] == 0
 
 
 def test_matmul_ws_ptx() -> None:

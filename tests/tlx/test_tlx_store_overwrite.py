@@ -40,6 +40,22 @@ def reload(x_desc, y_desc):
     tlx.barrier_wait(bar[0], 1)
     tlx.async_descriptor_store(y_desc, buf[0], [0, 16])
     tlx.async_descriptor_store_wait(0)
+
+@tlxc.jit
+def two_tasks(y_desc, N: tl.constexpr):
+    bufs = tlx.local_alloc((16, 16), tl.float32, 2)
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            pass
+        with tlx.async_task(num_warps=1, replicate=2):
+            g = tlx.async_task_replica_id()
+            for i in range(N):
+                tlx.async_descriptor_store_wait(0)
+                tlx.local_store(bufs[g], tl.full((16, 16), 10 * g + i, tl.float32))
+                tlx.fence_async_shared()
+                tlx.async_descriptor_store(y_desc, bufs[g], [16 * g, 16 * i])
+                tlx.named_barrier_wait(3, 64)  # both tasks' stores are outstanding together
+            tlx.async_descriptor_store_wait(0)
 """
 
 
@@ -64,6 +80,16 @@ def _run_ring(mod: Any, n: int, bufs: int, wait: int) -> np.ndarray:
 def test_waiting_enough_is_fine(mod: Any, bufs: int, wait: int) -> None:
     y = _run_ring(mod, 5, bufs, wait)
     np.testing.assert_array_equal(y, np.repeat(np.arange(5, dtype=np.float32), 16)[None].repeat(16, 0))
+
+
+def test_stores_of_two_tasks_from_one_allocation(mod: Any) -> None:
+    """Each task waits for its own stores; the buffers' outstanding reads interleave in one
+    allocation (this once raised a numpy ValueError inside the interpreter)."""
+    y = np.zeros((32, 16 * 3), np.float32)
+    mod.two_tasks.interpret[(1,)](tlxc.TensorDescriptor.from_tensor(y, [16, 16]), N=3)
+    want = np.concatenate([np.repeat(np.arange(3, dtype=np.float32) + 10 * g, 16)[None].repeat(16, 0)
+                           for g in range(2)])
+    np.testing.assert_array_equal(y, want)
 
 
 @pytest.mark.interpreter_only  # the interpreter's race report; on a GPU the data would just mix

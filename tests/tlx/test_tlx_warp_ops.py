@@ -73,6 +73,7 @@ def test_ballot_of_a_uniform_scalar(flag: int, want: int) -> None:
     assert out.view(np.uint32)[0] == want
 
 
+@pytest.mark.interpreter_only  # an interpreter diagnostic: on a GPU the ballot just runs
 def test_ballot_of_a_thread_id_is_refused_by_the_interpreter() -> None:
     with pytest.raises(tlxc.InterpreterError, match="thread_id"):
         K.ballot_thread_id.interpret[(1,)](np.zeros(1, np.int32))

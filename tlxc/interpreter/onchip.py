@@ -51,7 +51,7 @@ class Arena:
         self.bulk_reads: list[BulkRead] = []
 
 
-@dataclass
+@dataclass(eq=False)  # removed from lists by identity (its indices are an array)
 class BulkRead:
     """The source bytes of one TMA store that has not been waited for."""
 
