@@ -149,6 +149,20 @@ def test_runtime_use_acc_is_scale_d_of_the_first_k_step() -> None:
     filecheck(_ptx("loop_f16"), test_runtime_use_acc_is_scale_d_of_the_first_k_step, ARCH)
 
 
+def test_descriptor_start_address_is_the_14_bit_field() -> None:
+    """A shared address's bits 4..17 make the descriptor's start-address field; the rest
+    are masked off. In a cluster launch a CTA's shared addresses carry its rank in the high
+    bits: shifted unmasked they spilled into the leading-byte offset, and on an H200 rank 1
+    read the second swizzle atom of an MN-major B from the wrong place (NaNs in half its
+    columns, rank 0 correct)."""
+    # CHECK: bfe.u32 [[LO:%r[0-9]+]], {{%r[0-9]+}}, 4, 14;
+    # CHECK-NEXT: cvt.u64.u32 [[D:%rd[0-9]+]], [[LO]];
+    # CHECK-NEXT: or.b64 [[D]], [[D]], {{[0-9]+}};
+    # CHECK-NOT: shr.u32 {{%r[0-9]+}}, {{%r[0-9]+}}, 4;
+    # CHECK: wgmma.mma_async
+    filecheck(_ptx("loop_f16"), test_descriptor_start_address_is_the_14_bit_field, ARCH)
+
+
 def test_operand_types_and_transposes() -> None:
     # tf32, fp8 and int8 take K-major operands only (no imm-trans; int8 no scales either);
     # B as local_trans of an [N, K] buffer is K-major: imm-trans-b 0
@@ -219,7 +233,7 @@ def test_warpgroups_split_n() -> None:
     # CHECK: shr.u32 [[WARP:%r[0-9]+]], %r{{[0-9]+}}, 5;
     # CHECK: shr.u32 [[GN:%r[0-9]+]], [[WARP]], 2;
     # CHECK: mad.lo.u32 [[BADDR:%r[0-9]+]], [[GN]], {{[0-9]+}}, %r{{[0-9]+}};
-    # CHECK-NEXT: shr.u32 %r{{[0-9]+}}, [[BADDR]], 4;
+    # CHECK-NEXT: bfe.u32 %r{{[0-9]+}}, [[BADDR]], 4, 14;
     # CHECK: wgmma.fence.sync.aligned;
     # CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
     # CHECK-NEXT: add.s64

@@ -174,7 +174,11 @@ def _pinned_root(v: Value) -> Operation | None:
 
 
 def _descriptor_base(e: Emitter, address: Reg, smem: WgmmaSmemOperand, group: Reg | None) -> Reg:
-    """``template + ((address + warpgroup offset) >> 4)`` as a 64-bit register."""
+    """``template | ((address + warpgroup offset) >> 4 & 0x3FFF)`` as a 64-bit register:
+    the descriptor's 14-bit start-address field. The mask matters in a cluster launch,
+    where a CTA's shared addresses carry its rank in the high bits (rank 1's spilled
+    into the leading-byte-offset field, and wgmma read the second swizzle atom of an
+    MN-major operand from the wrong place)."""
     a = address
     if group is not None and len(smem.warpgroup_offsets) > 1:
         step = smem.warpgroup_offsets[1]
@@ -183,7 +187,7 @@ def _descriptor_base(e: Emitter, address: Reg, smem: WgmmaSmemOperand, group: Re
         a = e.fn.reg("b32")
         e.fn.emit(f"mad.lo.u32 {a}, {group}, {step}, {address}")
     lo = e.fn.reg("b32")
-    e.fn.emit(f"shr.u32 {lo}, {a}, 4")
+    e.fn.emit(f"bfe.u32 {lo}, {a}, 4, 14")
     d = e.fn.reg("b64")
     e.fn.emit(f"cvt.u64.u32 {d}, {lo}")
     e.fn.emit(f"or.b64 {d}, {d}, {smem.template}")
