@@ -4,7 +4,8 @@ conversions: each works register by register on tiles of one layout.
 Conventions: 8- and 16-bit integers live in ``.b16`` registers, 8-bit values always
 sign- or zero-extended to 16 bits (so comparisons, division and shifts see the right
 value); i1 lives in predicates; f16/bf16/fp8 in ``.b16``. Transcendentals follow
-Triton's NVIDIA choices: ``ex2.approx`` / ``lg2.approx`` based exp/log, ``sqrt.rn``,
+Triton's NVIDIA choices: ``ex2.approx`` / ``lg2.approx`` based exp/log (``exp2`` is
+``ex2.approx.ftz``, subnormal results flushed, as Triton's), ``sqrt.rn``,
 ``rsqrt.approx``, ``sin/cos.approx``; 16-bit floats compute them in f32. What has no
 instruction (erf, round, float ``%``, the f64 transcendentals) is an instruction sequence
 of ``lower_math``.
@@ -344,8 +345,8 @@ def _math_f32(e: Emitter, name: str, x: Reg) -> Reg | None:
         t = e.fn.reg("f32")
         e.fn.emit(f"mul.f32 {t}, {x}, {f32_imm(LOG2E)}")
         e.fn.emit(f"ex2.approx.f32 {d}, {t}")
-    elif name == "exp2":
-        e.fn.emit(f"ex2.approx.f32 {d}, {x}")
+    elif name == "exp2":  # as Triton's: flushes subnormal results to 0, one MUFU.EX2 (no range fix-up)
+        e.fn.emit(f"ex2.approx.ftz.f32 {d}, {x}")
     elif name == "log":
         t = e.fn.reg("f32")
         e.fn.emit(f"lg2.approx.f32 {t}, {x}")
