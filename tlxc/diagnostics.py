@@ -136,6 +136,9 @@ _ENTRIES = [
                "wait with tlx.async_descriptor_store_wait(pendings) -- at most `pendings` stores stay outstanding -- "
                "before writing the store's source buffer again, or store from another buffer (PTX ISA: "
                "cp.async.bulk.wait_group.read)"),
+    Diagnostic("TLXC-INTERP-008", "inline assembly in the interpreter",
+               "the interpreter cannot execute PTX: run the kernel on the GPU, or keep tl.inline_asm_elementwise on a "
+               "path the interpreted launch does not take"),
     Diagnostic("TLXC-INTERNAL-001", "internal compiler error", "this is a bug in tlxc; please report it"),
 ]
 

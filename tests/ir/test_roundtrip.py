@@ -195,6 +195,10 @@ ROUNDTRIP: dict[str, str] = {
     "trans": kernel("%0 = reshape %t : tile<2x8xf32>\n%1 = trans %0 {order = [1, 0]} : tile<8x2xf32>"),
     "join": kernel("%0 = join %t, %t : tile<16x2xf32>"),
     "split": kernel("%0 = join %t, %t : tile<16x2xf32>\n%1, %2 = split %0 : tile<16xf32>, tile<16xf32>"),
+    "inline_asm": kernel('%0, %1 = inline_asm %t {asm = "mov.b32 $0, $2; mov.b32 $1, $2;", constraints = "=r,=f,f", '
+                         'pure = true} : tile<16xi32>, tile<16xf32>\n'
+                         '%2 = inline_asm {asm = "mov.u32 $0, %clock;", constraints = "=r", pure = false} : '
+                         'i32'),
     "for": kernel("""
         %0 = constant {value = 0} : i32
         %1 = constant {value = 1} : i32

@@ -155,6 +155,8 @@ INVALID: dict[str, tuple[str, str]] = {
               "order (0, 0) is not a permutation of rank 2"),
     "join": (kernel("%0 = join %t, %i : tile<16x2xf32>"), "join needs equal types"),
     "split": (kernel("%0, %1 = split %t : f32, f32"), "split needs a last dimension of 2, got shape (16,)"),
+    "inline_asm": (kernel('%0 = inline_asm %t {asm = "mov.b32 $0, $1;", constraints = "=r,r,r", pure = true} : '
+                          'tile<16xi32>'), "name 1 outputs and 2 inputs; the op has 1 results and 1 operands"),
 }
 INVALID.update(TLX_INVALID)
 INVALID.update(AMD_INVALID)

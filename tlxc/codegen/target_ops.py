@@ -51,7 +51,7 @@ _USER_NAMES = {
     "cluster_size": "tlx.cluster_size_1d (clusters)", "cluster_barrier": "tlx.cluster_barrier",
     "remote_store": "tlx.remote_shmem_store", "async_remote_store": "tlx.async_remote_shmem_store",
     "async_remote_copy": "tlx.async_remote_shmem_copy", "vote_ballot_sync": "tlx.vote_ballot_sync",
-    "warp_redux": "tlx.warp_redux",
+    "warp_redux": "tlx.warp_redux", "inline_asm": "tl.inline_asm_elementwise (inline PTX)",
 }
 
 # Ops only NVIDIA targets lower (the AMD equivalents are other operations: TDM, MFMA/WMMA).
@@ -63,6 +63,7 @@ NVIDIA_ONLY: tuple[type[Operation], ...] = (
     # TLX defines them for NVIDIA's 32-lane warps; an AMD wave has 32 or 64 lanes, so the
     # ownership rule (ir/ops/warp.py) would need a wave-size variant first
     ops.VoteBallotOp, ops.WarpReduxOp,
+    ops.InlineAsmOp,  # its text is PTX
 )
 # Named barriers and fences are the AMD code generator's own to judge (``amdgpu/lower_sync``):
 # it lowers ``fence("gpu"/"sys")`` and the compiler's CTA barrier (barrier 0 of every

@@ -1,4 +1,4 @@
-"""Rules for program ids, assertions, assumptions and compiler hints."""
+"""Rules for program ids, assertions, assumptions, compiler hints and inline assembly (refused)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 
 from ...errors import InterpreterError
 from ...ir.core import Operation
+from ...ir.ops import inline_asm as A
 from ...ir.ops import misc as X
 from ..registry import LaunchState, evaluates
 
@@ -51,6 +52,17 @@ def _assume(op: Operation, state: LaunchState) -> Fn:
                 loc)
 
     return check
+
+
+@evaluates(A.InlineAsmOp)
+def _inline_asm(op: Operation, state: LaunchState) -> Fn:
+    loc, asm = op.loc, op.asm
+
+    def run(*args: np.ndarray) -> None:
+        raise InterpreterError("TLXC-INTERP-008", f"tl.inline_asm_elementwise reached: the interpreter cannot execute "
+                               f"the PTX {asm!r}", loc)
+
+    return run
 
 
 @evaluates(X.MultipleOfOp, X.MaxContiguousOp)

@@ -367,6 +367,12 @@ class _Assigner:
                 if i != lead:
                     self.require(op, i, layout)
             self.set_layout(op.result, layout)
+        elif isinstance(op, ops.InlineAsmOp):  # elementwise, with any number of results
+            layout = _layout(op.operands[tiles[0]]) if tiles else self.canonical(results[0].type.shape)
+            for i in tiles[1:]:
+                self.require(op, i, layout)
+            for r in results:
+                self.set_layout(r, layout)
         elif isinstance(op, (ops.DotOp, ops.DotScaledOp)):
             chosen = self.info.dot_layout(op, self.num_warps)
             self.set_layout(op.result, chosen or self.canonical(op.result.type.shape))
