@@ -316,6 +316,16 @@ def k(x):  # ERR def
     tl.store(x + tl.arange(0, 128)[:, None] * 128 + tl.arange(0, 128)[None, :], c)
 """, "k.compile('*fp32', arch='sm_100a').asm['ptx']"),
     ],
+    "TLXC-INTERP-008": [
+        ("""
+@tlxc.jit
+def k(x):
+    v = tl.inline_asm_elementwise("mov.u32 $0, %clock;", "=r", [], dtype=tl.int32, is_pure=False, pack=1)  # ERR tl.inline_asm_elementwise
+    tl.store(x, v)
+def launch():
+    k.interpret[(1,)](np.zeros(1, np.int32))
+""", "launch()"),
+    ],
     "TLXC-INTERP-003": [
         ("""
 @tlxc.jit
