@@ -320,7 +320,7 @@ def k(x):  # ERR def
         ("""
 @tlxc.jit
 def k(x):
-    v = tl.inline_asm_elementwise("mov.u32 $0, %clock;", "=r", [], dtype=tl.int32, is_pure=False, pack=1)  # ERR tl.inline_asm_elementwise
+    v = tl.inline_asm_elementwise("mov.u32 $0, %clock;", "=r", [], tl.int32, False, 1)  # ERR tl.inline_asm_elementwise
     tl.store(x, v)
 def launch():
     k.interpret[(1,)](np.zeros(1, np.int32))
