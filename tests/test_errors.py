@@ -316,6 +316,16 @@ def k(x):  # ERR def
     tl.store(x + tl.arange(0, 128)[:, None] * 128 + tl.arange(0, 128)[None, :], c)
 """, "k.compile('*fp32', arch='sm_100a').asm['ptx']"),
     ],
+    "TLXC-NAME-002": [
+        ("""
+@tlxc.jit
+def k(x):
+    y = tl.cumsum(tl.load(x + tl.arange(0, 16)), 0)  # ERR tl.cumsum
+    tl.store(x + tl.arange(0, 16), y)
+def launch():
+    k.compile("*fp32")
+""", "launch()"),
+    ],
     "TLXC-INTERP-008": [
         ("""
 @tlxc.jit

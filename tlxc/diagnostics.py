@@ -17,6 +17,8 @@ class Diagnostic:
 _ENTRIES = [
     Diagnostic("TLXC-NAME-001", "undefined name",
                "define the name before use, pass it as an argument, or make it a module-level tl.constexpr"),
+    Diagnostic("TLXC-NAME-002", "a Triton builtin that tlxc does not support yet",
+               "write it with the builtins tlxc has, or run the kernel with Triton for now"),
     Diagnostic("TLXC-SYNTAX-001", "unsupported Python construct",
                "kernels support assignments, arithmetic, if/for/while, calls to tl.* and @tlxc.kernel "
                "functions, tuples and return; rewrite the construct with those"),

@@ -20,6 +20,7 @@ from ..errors import CompilationError, InternalCompilerError, SemanticError
 from ..ir.builder import Builder
 from ..ir.core import Location
 from ..ir.types import AliasSpecType, MemDescType, TensorDescType
+from ..language import NOT_YET as tl_not_yet
 from ..language.core import Builtin, constexpr
 from .calls import BoundMethod, CallMixin
 from .control import ControlFlowMixin, ControlSignal
@@ -200,6 +201,8 @@ class CodeGenerator(ControlFlowMixin, CallMixin, TaskMixin, ast.NodeVisitor):
         try:
             return unwrap(getattr(base, name))
         except AttributeError:
+            if isinstance(base, types.ModuleType) and base.__name__ == "tlxc.language" and name in tl_not_yet:
+                raise self.error(node, "TLXC-NAME-002", f"tl.{name} is not supported by tlxc yet") from None
             what = f"module '{base.__name__}'" if isinstance(base, types.ModuleType) else describe(base)
             raise self.error(node, "TLXC-NAME-001", f"{what} has no attribute '{name}'") from None
 

@@ -19,3 +19,24 @@ from .core import (  # noqa: F401,A004
     tensor_descriptor,
     tensor_descriptor_base,
 )
+
+# Triton's tl names that tlxc does not have yet: using one is TLXC-NAME-002, "not supported
+# yet", rather than an unknown name (the frontend's attribute lookup reads this set)
+NOT_YET = frozenset({
+    "associative_scan", "cumsum", "cumprod", "reduce", "sort", "topk", "flip", "gather", "histogram", "interleave",
+    "device_print", "make_block_ptr", "advance", "softmax", "bitonic_merge", "max_constancy",
+    "load_tensor_descriptor", "store_tensor_descriptor", "slice",
+})
+
+_RANDOM = ("philox_impl", "philox", "randint4x", "randint", "uint_to_uniform_float", "rand", "rand4x",
+           "pair_uniform_to_normal", "randn", "randn4x")
+
+
+def __getattr__(name: str):  # noqa: ANN202
+    # tl.rand & co are kernel-language functions (language/random.py); they are made on
+    # first use, once the tlxc package (its @jit) exists
+    if name in _RANDOM:
+        from . import random
+
+        return getattr(random, name)
+    raise AttributeError(f"module 'tlxc.language' has no attribute {name!r}")

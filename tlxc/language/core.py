@@ -47,6 +47,9 @@ def pointer_type(element_ty: Any, address_space: int = 1) -> PointerType:
     return PointerType(element_ty, address_space)
 
 
+pi32_t = pointer_type(int32)  # Triton's name for a pointer to int32
+
+
 class constexpr:
     """Marks a kernel parameter (``BLOCK: tl.constexpr``) or a local
     (``N: tl.constexpr = 4``) as a compile-time constant; ``tl.constexpr(v)`` wraps a
@@ -183,6 +186,7 @@ sigmoid = _b("sigmoid", "1 / (1 + exp(-x)).")
 div_rn = _b("div_rn", "Division rounded to nearest.")
 fdiv = _b("fdiv", "Floating-point division.")
 umulhi = _b("umulhi", "High 32 bits of the 64-bit product.")
+to_tensor = _b("to_tensor", "A number as a runtime scalar (a tensor stays as it is).")
 swizzle2d = _b("swizzle2d", "Renumber the (i, j) of a row-major grid so that groups of size_g rows run "
                             "column-major.")
 # -- reductions and dot -----------------------------------------------------------------

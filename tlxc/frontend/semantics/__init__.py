@@ -28,5 +28,5 @@ TENSOR_METHODS: dict[str, str] = {
     "sum": "sum", "max": "max", "min": "min", "argmax": "argmax", "argmin": "argmin", "xor_sum": "xor_sum",
     "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt", "rsqrt": "rsqrt", "abs": "abs",
     "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil", "erf": "erf", "sigmoid": "sigmoid",
-    "cdiv": "cdiv", "fma": "fma",
+    "cdiv": "cdiv", "fma": "fma", "cast": "cast", "squeeze": "squeeze", "unsqueeze": "expand_dims",
 }

@@ -354,6 +354,11 @@ def swizzle2d(ctx: Ctx, i: Any, j: Any, size_i: Any, size_j: Any, size_g: Any) -
             binary(ctx, "floordiv", binary(ctx, "mod", ij, size_gj), rows))
 
 
+@rule("to_tensor")
+def to_tensor_rule(ctx: Ctx, x: Any) -> Tensor:
+    return to_tensor(ctx, x)
+
+
 @rule("umulhi")
 def umulhi(ctx: Ctx, x: Any, y: Any) -> Tensor:
     a, b = promote_pair(ctx, x, y, "tl.umulhi")

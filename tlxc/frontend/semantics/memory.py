@@ -23,6 +23,8 @@ def _pointer(v: Any, what: str) -> Tensor:
 
 
 def _cache(v: Any, what: str) -> str:
+    if unwrap(v) is None:  # Triton accepts None for "no modifier"
+        v = ""
     c = const_value(v, what, (str,))
     if c not in _CACHE:
         fail("TLXC-TYPE-001", f"unknown {what} {c!r}; use one of {sorted(k for k in _CACHE if k.startswith('.'))}")
@@ -30,6 +32,8 @@ def _cache(v: Any, what: str) -> str:
 
 
 def _eviction(v: Any) -> str:
+    if unwrap(v) is None:
+        v = ""
     e = const_value(v, "eviction_policy", (str,))
     if e not in ops.memory.EVICTION_POLICIES:
         fail("TLXC-TYPE-001", f"unknown eviction_policy {e!r}; use evict_first, evict_last or evict_normal")

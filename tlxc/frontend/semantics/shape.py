@@ -146,6 +146,17 @@ def reshape(ctx: Ctx, input: Any, *shape: Any, can_reorder: Any = False) -> Tens
     return Tensor(ctx.b.value(ops.ReshapeOp, [t.handle], TileType(new, t.dtype), can_reorder=reorder))
 
 
+@rule("squeeze")
+def squeeze(ctx: Ctx, input: Any, dim: Any) -> Tensor:
+    """``x.squeeze(dim)``: the tile without its size-1 dimension ``dim``."""
+    t = to_tensor(ctx, input)
+    d = axis_arg(dim, len(t.shape))
+    if t.shape[d] != 1:
+        fail("TLXC-SHAPE-003", f"squeeze({d}): dimension {d} of a tile of shape {fmt(t.shape)} has size "
+                               f"{t.shape[d]}, not 1")
+    return reshape(ctx, t, *(t.shape[:d] + t.shape[d + 1:]))
+
+
 @rule("view")
 def view(ctx: Ctx, input: Any, *shape: Any) -> Tensor:
     return reshape(ctx, input, *shape, can_reorder=True)

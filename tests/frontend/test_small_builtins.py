@@ -1,0 +1,80 @@
+"""Builtins and spellings Triton users write that tlxc took late: ``tl.static_range`` with
+a step, ``cache_modifier=None`` / ``eviction_policy=None``, the tensor methods ``cast``,
+``squeeze`` and ``unsqueeze``, ``tl.pi32_t``, ``tl.to_tensor``; and the Triton names tlxc
+does not have yet, which say so (TLXC-NAME-002)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tlxc
+import tlxc.language as tl
+
+
+@tlxc.jit
+def spellings(x, y, N: tl.constexpr):
+    acc = tl.zeros((N,), tl.float32)
+    for i in tl.static_range(1, 10, 3):  # 1, 4, 7
+        acc += i
+    v = tl.load(x + tl.arange(0, N), cache_modifier=None, eviction_policy=None)
+    w = v.cast(tl.float32).unsqueeze(0).squeeze(0)
+    one = tl.to_tensor(1.0)
+    tl.store(y + tl.arange(0, N), acc + w + one, cache_modifier=None)
+
+
+@tlxc.jit
+def through_pi32(p, y):
+    q = p.to(tl.pi32_t)
+    tl.store(y, tl.load(q))
+
+
+def test_spellings_in_the_interpreter() -> None:
+    x = np.arange(16, dtype=np.int32)
+    y = np.zeros(16, np.float32)
+    spellings.interpret[(1,)](x, y, N=16)
+    np.testing.assert_array_equal(y, x + 12.0 + 1.0)
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "gfx942"])
+def test_spellings_compile(arch: str) -> None:
+    ck = spellings.compile("*i32,*fp32", {"N": 128}, arch=arch)
+    assert ck.asm["ptx" if arch.startswith("sm_") else "amdgcn"]
+
+
+def test_pi32_t_is_a_pointer_to_int32() -> None:
+    assert tl.pi32_t == tl.pointer_type(tl.int32)
+    y = np.zeros(1, np.int32)
+    through_pi32.interpret[(1,)](np.array([41], np.int32), y)
+    assert y[0] == 41
+
+
+SQUEEZE = """
+@tlxc.jit
+def k(x):
+    v = tl.load(x + tl.arange(0, 16))
+    w = v.unsqueeze(1).squeeze(0)
+    tl.store(x + tl.arange(0, 16), w)
+"""
+
+
+def test_squeeze_of_a_dimension_that_is_not_1(load_kernels: Any) -> None:
+    m = load_kernels(SQUEEZE)
+    with pytest.raises(tlxc.CompilationError, match=r"squeeze\(0\): dimension 0 of a tile of shape \[16, 1\] has "
+                                                    r"size 16, not 1"):
+        m.k.compile("*fp32")
+
+
+@pytest.mark.parametrize("name", ["cumsum", "sort", "histogram", "device_print", "make_block_ptr", "gather"])
+def test_names_tlxc_lacks_say_not_supported_yet(load_kernels: Any, name: str) -> None:
+    m = load_kernels(f"""
+@tlxc.jit
+def k(x):
+    f = tl.{name}
+""")
+    with pytest.raises(tlxc.CompilationError) as info:
+        m.k.compile("*fp32")
+    assert info.value.code == "TLXC-NAME-002"
+    assert f"tl.{name} is not supported by tlxc yet" in str(info.value)
