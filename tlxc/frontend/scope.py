@@ -6,6 +6,7 @@ import ast
 from typing import Any
 
 from ..ir.types import Type
+from .block_ptr import BlockPointer
 from .values import Handle, Tensor, flatten
 
 
@@ -27,7 +28,7 @@ def types_of(v: Any) -> list[Type]:
 
 def same_constant(a: Any, b: Any) -> bool:
     """Two compile-time values that can stand for each other after a branch or loop."""
-    if isinstance(a, (Tensor, Handle)) or isinstance(b, (Tensor, Handle)):
+    if isinstance(a, (Tensor, Handle, BlockPointer)) or isinstance(b, (Tensor, Handle, BlockPointer)):
         return False
     if isinstance(a, tuple) and isinstance(b, tuple):
         return len(a) == len(b) and all(same_constant(x, y) for x, y in zip(a, b))
@@ -36,7 +37,7 @@ def same_constant(a: Any, b: Any) -> bool:
 
 def has_tensor(v: Any) -> bool:
     """Whether ``v`` holds runtime values (tensors, or TLX buffers, barriers, tokens...)."""
-    if isinstance(v, (Tensor, Handle)):
+    if isinstance(v, (Tensor, Handle, BlockPointer)):
         return True
     if isinstance(v, tuple):
         return any(has_tensor(x) for x in v)

@@ -24,6 +24,7 @@ from ..ir.types import (
     Type,
 )
 from ..language.core import constexpr
+from .block_ptr import BlockPointer
 
 
 class Tensor:
@@ -102,7 +103,7 @@ def unwrap(v: Any) -> Any:
 
 def is_constexpr(v: Any) -> bool:
     """A compile-time constant: anything but a Tensor (tuples: all members constant)."""
-    if isinstance(v, (Tensor, Handle)):
+    if isinstance(v, (Tensor, Handle, BlockPointer)):
         return False
     if isinstance(v, (tuple, list)):
         return all(is_constexpr(x) for x in v)
@@ -113,6 +114,9 @@ def flatten(v: Any) -> tuple[list[Value], Callable[[list[Value]], Any]]:
     """Split ``v`` into its IR values and a function that rebuilds ``v`` from new ones."""
     if isinstance(v, (Tensor, Handle)):
         return [v.handle], lambda vals: wrap(vals[0])
+    if isinstance(v, BlockPointer):  # its runtime parts, as a tuple
+        vals, rebuild_parts = flatten(v.parts())
+        return vals, lambda new: v.rebuild(rebuild_parts(new))
     if isinstance(v, tuple):
         parts = [flatten(x) for x in v]
         counts = [len(p[0]) for p in parts]
@@ -152,4 +156,6 @@ def describe(v: Any) -> str:
         return str(t)
     if isinstance(v, DType):
         return f"dtype {v!r}"
+    if isinstance(v, BlockPointer):
+        return f"block pointer to {v.base.type!r} blocks {list(v.block_shape)}"  # type: ignore[attr-defined]
     return f"constant {v!r}"

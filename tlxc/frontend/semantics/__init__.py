@@ -5,6 +5,7 @@ first."""
 from . import (  # noqa: F401  (registers the rules)
     arith,
     atomics,
+    block_ptr,
     inline_asm,
     memory,
     misc,

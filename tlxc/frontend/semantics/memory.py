@@ -6,9 +6,11 @@ from typing import Any
 
 from ...ir import ops
 from ...ir.types import PointerType
+from ..block_ptr import BlockPointer
 from ..values import Tensor, describe, unwrap
 from .arith import cast, to_bool
 from .base import Ctx, const_value, constant, fail, rule, to_tensor
+from .block_ptr import pointers_and_mask
 from .shape import broadcast_all, broadcast_shapes, broadcast_to_shape
 
 _CACHE = {"": "", ".ca": ".ca", ".cg": ".cg", ".cs": ".cs", ".cv": ".cv", ".wb": ".wb", ".wt": ".wt",
@@ -49,14 +51,38 @@ def _scalar_pointer_operand(what: str, name: str, v: Any) -> None:
              "of offsets (ptr + tl.arange(0, N)) to access one element per lane")
 
 
+def _block_access(ctx: Ctx, bp: BlockPointer, boundary_check: Any, padding_option: Any,
+                  what: str) -> tuple[Tensor, Tensor | None, Any]:
+    """The pointer tile, mask and ``other`` of an access through a block pointer."""
+    ptr, mask = pointers_and_mask(ctx, bp, boundary_check, what)
+    pad = unwrap(padding_option)
+    if pad in (None, ""):
+        other = 0 if mask is not None else None
+    elif pad == "zero":
+        other = 0
+    elif pad == "nan":
+        elem = ptr.dtype.pointee  # type: ignore[union-attr]
+        if isinstance(elem, PointerType) or not elem.is_floating():
+            fail("TLXC-TYPE-001", f"{what}: padding_option='nan' needs floating-point elements, not {elem!r}")
+        other = float("nan")
+    else:
+        fail("TLXC-TYPE-001", f"{what}: padding_option must be 'zero' or 'nan', got {pad!r}")
+    return ptr, mask, other if mask is not None else None
+
+
 @rule("load")
 def load(ctx: Ctx, pointer: Any, mask: Any = None, other: Any = None, boundary_check: Any = (),
          padding_option: Any = "", cache_modifier: Any = "", eviction_policy: Any = "",
          volatile: Any = False) -> Tensor:
+    if isinstance(unwrap(pointer), BlockPointer):
+        if unwrap(mask) is not None or unwrap(other) is not None:
+            fail("TLXC-TYPE-001", "tl.load through a block pointer takes boundary_check and padding_option, not "
+                                  "mask and other")
+        pointer, mask, other = _block_access(ctx, unwrap(pointer), boundary_check, padding_option, "tl.load")
+    elif unwrap(boundary_check) not in ((), [], None) or unwrap(padding_option):
+        fail("TLXC-TYPE-001", "boundary_check and padding_option apply to block pointers (tl.make_block_ptr); "
+                              "use a mask")
     ptr = _pointer(pointer, "tl.load")
-    if unwrap(boundary_check) not in ((), [], None) or unwrap(padding_option):
-        fail("TLXC-TYPE-001", "boundary_check and padding_option apply to block pointers, which tlxc does not "
-                              "support; use a mask")
     mask, other = unwrap(mask), unwrap(other)
     if other is not None and mask is None:
         fail("TLXC-TYPE-001", "tl.load got `other` without `mask`", "`other` is the value of masked-off lanes")
@@ -92,9 +118,18 @@ def load(ctx: Ctx, pointer: Any, mask: Any = None, other: Any = None, boundary_c
 @rule("store")
 def store(ctx: Ctx, pointer: Any, value: Any, mask: Any = None, boundary_check: Any = (),
           cache_modifier: Any = "", eviction_policy: Any = "") -> None:
+    if isinstance(unwrap(pointer), BlockPointer):
+        if unwrap(mask) is not None:
+            fail("TLXC-TYPE-001", "tl.store through a block pointer takes boundary_check, not mask")
+        bp = unwrap(pointer)
+        pointer, mask, _ = _block_access(ctx, bp, boundary_check, None, "tl.store")
+        value = unwrap(value)
+        if isinstance(value, Tensor) and value.shape != bp.block_shape:
+            fail("TLXC-SHAPE-001", f"tl.store through a block pointer of blocks {list(bp.block_shape)} got a "
+                                   f"{describe(value)}")
+    elif unwrap(boundary_check) not in ((), [], None):
+        fail("TLXC-TYPE-001", "boundary_check applies to block pointers (tl.make_block_ptr); use a mask")
     ptr = _pointer(pointer, "tl.store")
-    if unwrap(boundary_check) not in ((), [], None):
-        fail("TLXC-TYPE-001", "boundary_check applies to block pointers, which tlxc does not support; use a mask")
     elem = ptr.dtype.pointee
     value = unwrap(value)
     v = constant(ctx, value, elem) if not isinstance(value, Tensor) else value

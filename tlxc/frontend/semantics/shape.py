@@ -231,6 +231,16 @@ def broadcast(ctx: Ctx, input: Any, other: Any) -> tuple[Tensor, Tensor]:
     return a, b
 
 
+@rule("interleave")
+def interleave(ctx: Ctx, a: Any, b: Any) -> Tensor:
+    """``a0 b0 a1 b1 ...`` along the last dimension: ``join`` (a new last dim of 2), then
+    that dim folded into the one before it."""
+    c = join(ctx, a, b)
+    if len(c.shape) == 1:  # two scalars: [a, b]
+        return c
+    return reshape(ctx, c, *(c.shape[:-2] + (2 * c.shape[-2],)))
+
+
 @rule("join")
 def join(ctx: Ctx, a: Any, b: Any) -> Tensor:
     from .arith import promote_pair
