@@ -18,11 +18,22 @@ An access is valid when its lane is unmasked, its address falls in an argument's
 room for the whole element, and the address is a multiple of the element size (natural
 alignment). Anything else raises ``InterpreterError("TLXC-INTERP-001")`` naming the
 argument, the element and byte offset, the array's size, the lane and the program.
+
+*Host addresses.* A kernel may also read a pointer from memory -- a table of
+``x.ctypes.data`` / ``t.data_ptr()`` values, as Triton's grouped GEMM builds -- and use it,
+as it would on a GPU. An address in no argument's window is looked up among the arrays the
+program can reach (``host_arrays``: numpy arrays and CPU torch tensors held by the calling
+frames' variables, by module globals, and by lists, tuples and dicts), by their real data
+addresses; it is then checked against that array's span like an argument.
 """
 
 from __future__ import annotations
 
+import bisect
+import gc
+import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -98,6 +109,7 @@ class Memory:
             self.regions[index] = Region(index, name, array, base_address(index), span, lo, hi)
         # the program running now, for error messages; the driver updates it
         self.program: tuple[int, int, int] = (0, 0, 0)
+        self._host: HostArrays | None = None  # made on the first address outside every argument
 
     # -- address checks -------------------------------------------------------------------
     def _groups(self, addr: np.ndarray, mask: np.ndarray | None, dt: np.dtype, loc: Location | None,
@@ -116,15 +128,35 @@ class Memory:
             region = self.regions[first]
             return [self._checked(region, addr, mask, dt, loc, access)]
         groups = []
+        outside = np.zeros(addr.shape, bool)
         for r in np.unique(active).tolist():
             sel = rid == r if mask is None else (rid == r) & mask
             if r not in self.regions:
-                lane = tuple(int(i) for i in np.argwhere(sel)[0])
-                raise InterpreterError(
-                    "TLXC-INTERP-001",
-                    f"{access} through address {int(addr[lane]):#x}, which is in no pointer argument "
-                    f"(lane {lane} of program {self.program})", loc)
+                outside |= sel
+                continue
             groups.append(self._checked(self.regions[r], addr, sel, dt, loc, access))
+        if outside.any():
+            groups += self._host_groups(addr, outside, dt, loc, access)
+        return groups
+
+    def _host_groups(self, addr: np.ndarray, sel: np.ndarray, dt: np.dtype, loc: Location | None,
+                     access: str) -> list[tuple[Region, np.ndarray, np.ndarray | None]]:
+        """The lanes ``sel`` whose addresses are in no argument: real host addresses of
+        arrays the program can reach (the module doc), grouped by array."""
+        if self._host is None:
+            self._host = HostArrays()
+        which = self._host.find(addr, sel)
+        missing = sel & (which < 0)
+        if missing.any():
+            lane = tuple(int(i) for i in np.argwhere(missing)[0])
+            raise InterpreterError(
+                "TLXC-INTERP-001",
+                f"{access} through address {int(addr[lane]):#x}, which is in no pointer argument and in no numpy "
+                f"array or CPU tensor the program can reach (lane {lane} of program {self.program})", loc)
+        groups = []
+        for k in np.unique(which[sel]).tolist():
+            group = sel & (which == k)
+            groups.append(self._checked(self._host.region(k), addr, group, dt, loc, access))
         return groups
 
     def _checked(self, region: Region, addr: np.ndarray, sel: np.ndarray | None, dt: np.dtype,
@@ -185,6 +217,84 @@ class Memory:
                 _scatter(region, rel, np.broadcast_to(value, rel.shape), dt)
             else:
                 _scatter(region, rel[sel], np.broadcast_to(value, rel.shape)[sel], dt)
+
+
+class HostArrays:
+    """The arrays a kernel can reach by a host address (the module doc), by address range."""
+
+    def __init__(self) -> None:
+        spans = []
+        seen: set[tuple[int, int]] = set()
+        for a in host_arrays():
+            if not a.size or a.dtype.hasobject:
+                continue
+            try:  # plain ndarray views (a masked or matrix subclass reshapes differently)
+                a = a.view(np.ndarray)
+                _, lo, hi = _span(a)
+            except (ValueError, TypeError):
+                continue
+            data = a.__array_interface__["data"][0]
+            if (data + lo, data + hi) not in seen:
+                seen.add((data + lo, data + hi))
+                spans.append((data + lo, data + hi, a))
+        spans.sort(key=lambda s: (s[0], -(s[1] - s[0])))  # the widest first where two start together
+        self.starts = [s[0] for s in spans]
+        self.spans = spans
+        self.regions: dict[int, Region] = {}
+
+    def find(self, addr: np.ndarray, sel: np.ndarray) -> np.ndarray:
+        """Per lane, the index of the array whose bytes hold the address (-1: none)."""
+        out = np.full(addr.shape, -1, np.int64)
+        for lane in zip(*np.nonzero(sel)):
+            a = int(addr[lane])
+            k = bisect.bisect_right(self.starts, a) - 1
+            while k >= 0 and self.spans[k][1] <= a:  # an earlier, longer span may still hold it
+                k -= 1
+                if k >= 0 and self.spans[k][0] <= a < self.spans[k][1]:
+                    break
+            if k >= 0 and self.spans[k][0] <= a < self.spans[k][1]:
+                out[lane] = k
+        return out
+
+    def region(self, k: int) -> Region:
+        if k not in self.regions:
+            start, _, a = self.spans[k]
+            span, lo, hi = _span(a)
+            data = a.__array_interface__["data"][0]
+            self.regions[k] = Region(-1 - k, f"host array at {data:#x}", a, data, span, lo, hi)
+        return self.regions[k]
+
+
+def host_arrays() -> list[np.ndarray]:
+    """The numpy arrays (and CPU torch tensors, as numpy views of their memory) held by the
+    calling frames' variables, module globals, and lists, tuples and dicts anywhere."""
+    torch = sys.modules.get("torch")
+    out: list[np.ndarray] = []
+
+    def add(v: Any) -> None:
+        if isinstance(v, np.ndarray):
+            out.append(v)
+        elif torch is not None and isinstance(v, torch.Tensor) and v.device.type == "cpu":
+            try:
+                out.append(v.detach().numpy())
+            except (RuntimeError, TypeError):  # a dtype numpy lacks: read its bytes
+                out.append(v.detach().view(torch.uint8).numpy())
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        for v in list(frame.f_locals.values()):
+            add(v)
+        frame = frame.f_back
+    for obj in gc.get_objects():
+        if obj is out:  # (it grows while we walk)
+            continue
+        if isinstance(obj, dict):
+            for v in list(obj.values()):
+                add(v)
+        elif isinstance(obj, (list, tuple)):
+            for v in obj:
+                add(v)
+    return out
 
 
 def _gather(region: Region, rel: np.ndarray, dt: np.dtype) -> np.ndarray:
