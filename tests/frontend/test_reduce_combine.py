@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+import tlxc
+
 KERNELS = """
 @tlxc.jit
 def add(a, b):
@@ -138,3 +140,97 @@ def test_argmax_as_a_tuple_reduction(kernels: Any, use_if: bool) -> None:
     kernels.argmax_rows.interpret[(1,)](x, v, i, 16, 64, use_if)
     np.testing.assert_array_equal(v, x.max(axis=1))
     np.testing.assert_array_equal(i, x.argmax(axis=1))
+
+
+# -- code for the GPUs (no numbers here: the machines of CI have none) -----------------------------
+COMPILE_CASES = [
+    ("rows", "*i32,*i32", {"M": 16, "N": 64, "AXIS": 1, "KEEP": False}),
+    ("rows", "*i32,*i32", {"M": 64, "N": 16, "AXIS": 0, "KEEP": True}),
+    ("product_all", "*f32,*f32", {"M": 16, "N": 64}),
+    ("argmax_rows", "*f32,*f32,*i32", {"M": 16, "N": 64, "USE_IF": True}),
+]
+
+
+@pytest.mark.parametrize("name,sig,consts", COMPILE_CASES)
+def test_ptx_for_sm90a_assembles(kernels: Any, name: str, sig: str, consts: dict) -> None:
+    ck = getattr(kernels, name).compile(sig, consts, arch="sm_90a")
+    ptx = ck.asm["ptx"]
+    assert "shfl.sync.bfly.b32" in ptx
+    if name == "product_all":  # 4 warps meet in shared memory, and the region's mul is in the tree
+        assert "bar.sync" in ptx and ptx.count("mul.rn.f32") + ptx.count("mul.f32") >= 10, ptx
+    if name == "argmax_rows":
+        assert "selp.f32" in ptx and "selp.b32" in ptx
+    assert ck.asm["cubin"]  # ptxas (skipped where it is not installed)
+
+
+@pytest.mark.parametrize("name,sig,consts", COMPILE_CASES)
+def test_amdgcn_for_gfx942_compiles(kernels: Any, name: str, sig: str, consts: dict) -> None:
+    ck = getattr(kernels, name).compile(sig, consts, arch="gfx942")
+    asm = ck.asm["amdgcn"]
+    assert "s_endpgm" in asm
+    if name == "product_all":
+        assert "v_mul_f32" in asm and "s_barrier" in asm, asm
+    if name == "rows":
+        assert "v_add_u32" in asm or "v_add_nc_u32" in asm or "v_add_co_u32" in asm, asm
+
+
+# -- the user's mistakes -------------------------------------------------------------------------
+def _error(load_kernels: Any, helper: str, call: str, sig: str = "*f32") -> tlxc.CompilationError:
+    m = load_kernels(f"""
+{helper}
+
+
+@tlxc.jit
+def k(X, BLOCK: tl.constexpr):
+    x = tl.load(X + tl.arange(0, BLOCK)[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :])
+    i = tl.arange(0, BLOCK)
+    r = {call}  # CALL
+""")
+    with pytest.raises(tlxc.CompilationError) as info:
+        m.k.compile(sig, {"BLOCK": 16})
+    e = info.value
+    assert e.loc is not None and e.loc.file == m.__path_str__
+    e.source_line = open(m.__path_str__).read().splitlines()[e.loc.line - 1]  # type: ignore[attr-defined]
+    return e
+
+
+ADD = "@tlxc.jit\ndef add(a, b):\n    return a + b\n\ndef plain(a, b):\n    return a + b"
+PAIR = "@tlxc.jit\ndef pair(a, b, c, d):\n    return a + c, b + d\n\n@tlxc.jit\ndef one(a, b, c, d):\n    return a + c"
+
+
+@pytest.mark.parametrize("helper,call,code,words,marker", [
+    (ADD, "tl.reduce(x, 0, plain)", "TLXC-CALL-002", "combine_fn must be a @tlxc.jit function", "# CALL"),
+    (ADD, "tl.reduce(x, 0, 3)", "TLXC-CALL-002", "combine_fn must be a @tlxc.jit function", "# CALL"),
+    (ADD, "tl.reduce((x, x), 0, add)", "TLXC-CALL-002", "add must take 4 values", "# CALL"),
+    (PAIR, "tl.reduce((x, i), 0, pair)", "TLXC-SHAPE-001",
+     "input 0 is [16, 16] and input 1 is [16]", "# CALL"),
+    (PAIR, "tl.reduce((x, x.to(tl.int32)), 0, one)", "TLXC-TYPE-002", "one returns 1 value for 2 inputs", "# CALL"),
+    (ADD, "tl.reduce(x, 2, add)", "TLXC-SHAPE-003", "axis 2 is out of range for a tile of rank 2", "# CALL"),
+    ("@tlxc.jit\ndef dbl(a, b):\n    return (a + b).to(tl.float64)", "tl.reduce(x, 0, dbl)", "TLXC-TYPE-002",
+     "but input 0 holds float32", "# CALL"),
+    ("@tlxc.jit\ndef bad(a, b):\n    return tl.sum(tl.full([2], a, tl.float32), 0)  # HERE",
+     "tl.reduce(x, 0, bad)", "TLXC-CALL-002", "in bad is not scalar arithmetic", "# HERE"),
+])
+def test_mistakes_at_the_line(load_kernels: Any, helper: str, call: str, code: str, words: str,
+                              marker: str) -> None:
+    e = _error(load_kernels, helper, call)
+    assert e.code == code and words in e.message, (e.code, e.message)
+    assert marker in e.source_line  # type: ignore[attr-defined]
+
+
+def test_the_method_form(load_kernels: Any) -> None:
+    m = load_kernels("""
+@tlxc.jit
+def mx(a, b):
+    return tl.maximum(a, b)
+
+
+@tlxc.jit
+def k(X, Y, BLOCK: tl.constexpr):
+    x = tl.load(X + tl.arange(0, BLOCK))
+    tl.store(Y, x.reduce(0, mx))
+""")
+    x = np.random.RandomState(9).randn(128).astype(np.float32)
+    y = np.zeros(1, np.float32)
+    m.k.interpret[(1,)](x, y, BLOCK=128)
+    assert y[0] == x.max()
