@@ -234,3 +234,20 @@ def k(X, Y, BLOCK: tl.constexpr):
     y = np.zeros(1, np.float32)
     m.k.interpret[(1,)](x, y, BLOCK=128)
     assert y[0] == x.max()
+
+
+def test_an_unused_reduction_is_removed(load_kernels: Any) -> None:
+    m = load_kernels("""
+@tlxc.jit
+def add(a, b):
+    return a + b
+
+
+@tlxc.jit
+def k(X, Y, BLOCK: tl.constexpr):
+    x = tl.load(X + tl.arange(0, BLOCK))
+    unused = tl.reduce(x, 0, add)
+    tl.store(Y, tl.reduce(x * 2.0, 0, add))
+""")
+    ir = m.k.compile("*f32,*f32", {"BLOCK": 64}).asm["ir"]
+    assert ir.count("reduce_combine") == 1, ir
