@@ -178,6 +178,21 @@ ROUNDTRIP: dict[str, str] = {
         %1 = constant {value = 1.0} : tile<4x16xf32>
         %2 = reduce %1 {axis = 1, kind = "sum"} : tile<4xf32>
     """),
+    "reduce_combine": kernel("""
+        %0, %1 = reduce_combine %t, %i {axis = 0} : f32, i32 {
+        ^(%a: f32, %ai: i32, %b: f32, %bi: i32):
+          %2 = cmp %a, %b {predicate = "gt"} : i1
+          %3 = select %2, %a, %b : f32
+          %4 = select %2, %ai, %bi : i32
+          yield %3, %4
+        }
+        %5 = constant {value = 1.0} : tile<4x16xf32>
+        %6 = reduce_combine %5 {axis = 1} : tile<4xf32> {
+        ^(%u: f32, %v: f32):
+          %7 = mul %u, %v : f32
+          yield %7
+        } loc(9:4)
+    """),
     "dot": kernel("""
         %0 = constant {value = 1.0} : tile<16x32xf16>
         %1 = constant {value = 1.0} : tile<32x16xf16>

@@ -138,6 +138,13 @@ INVALID: dict[str, tuple[str, str]] = {
     "max_contiguous": (kernel("%0 = max_contiguous %i {values = [0]} : tile<16xi32>"),
                        "values must be positive integers"),
     "reduce": (kernel('%0 = reduce %t {axis = 1, kind = "sum"} : f32'), "axis 1 out of range for shape (16,)"),
+    "reduce_combine": (kernel("""
+        %0 = reduce_combine %t {axis = 0} : f32 {
+        ^(%u: f32, %v: f32):
+          %1 = cmp %u, %v {predicate = "gt"} : i1
+          yield %1
+        }
+    """), "the combine region must yield [f32], got [i1]"),
     "dot": (kernel("""
         %0 = constant {value = 1.0} : tile<16x32xf16>
         %1 = constant {value = 1.0} : tile<16x16xf16>
@@ -367,3 +374,44 @@ def test_removed_block_argument() -> None:
     func = find(parse_ir(kernel("%0 = add %n, %n : i32")), "func")
     func.regions[0].block.args.pop(1)
     rejects(func, "is no longer an argument of its block")
+
+
+REDUCE_COMBINE_INVALID = [
+    (kernel("""
+        %0, %1 = reduce_combine %t, %i {axis = 0} : f32, i32 {
+        ^(%u: f32, %v: f32):
+          yield %u, %v
+        }
+    """), "block arguments must be two sets of the operands' element types [f32, i32]"),
+    (kernel("""
+        %0 = constant {value = 1.0} : tile<4x16xf32>
+        %1, %2 = reduce_combine %0, %i {axis = 0} : tile<16xf32>, i32 {
+        ^(%a: f32, %ai: i32, %b: f32, %bi: i32):
+          yield %a, %ai
+        }
+    """), "operands must have one shape, got [(4, 16), (16,)]"),
+    (kernel("""
+        %0 = reduce_combine %t {axis = 0} : tile<1xf32> {
+        ^(%u: f32, %v: f32):
+          yield %u
+        }
+    """), "result types must be the operands' element types of shape ()"),
+    (kernel("""
+        %0 = reduce_combine %t {axis = 0} : f32 {
+        ^(%u: f32, %v: f32):
+          %1 = splat %u : tile<16xf32>
+          yield %u
+        }
+    """), "the combine region computes scalars only, but 'splat' makes a tile"),
+    (kernel("""
+        %0 = reduce_combine %t {axis = 0} : f32 {
+        ^(%u: f32, %v: f32):
+          %1 = add %u, %v : f32
+        }
+    """), "the combine region must end in 'yield'"),
+]
+
+
+@pytest.mark.parametrize("text,message", REDUCE_COMBINE_INVALID)
+def test_reduce_combine_rules(text: str, message: str) -> None:
+    rejects(text, message)

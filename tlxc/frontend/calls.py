@@ -57,8 +57,16 @@ class CallMixin(_Base):
                 from .map_elementwise import map_elementwise
 
                 return map_elementwise(self, node)  # type: ignore[arg-type]
+            if fn is tl.reduce:  # inlines its combine function into a region, like map_elementwise
+                from .reduce_combine import reduce_combine
+
+                return reduce_combine(self, node, [])  # type: ignore[arg-type]
             return self.apply_rule(node, fn.rule, fn.qualname, [])
         if isinstance(fn, BoundMethod):
+            if fn.rule == "reduce":
+                from .reduce_combine import reduce_combine
+
+                return reduce_combine(self, node, [fn.self_value])  # type: ignore[arg-type]
             return self.apply_rule(node, fn.rule, f"tensor.{fn.rule}", [fn.self_value])
         if isinstance(fn, KernelDef):
             return self.inline(node, fn)

@@ -199,6 +199,7 @@ min = _b("min", "Minimum along an axis.")  # noqa: A001
 argmax = _b("argmax", "Index of the maximum along an axis.")
 argmin = _b("argmin", "Index of the minimum along an axis.")
 xor_sum = _b("xor_sum", "Bitwise xor along an axis.")
+reduce = _b("reduce", "Reduce one tile or a tuple of tiles along an axis with a @jit combine function.")  # noqa: A001
 dot = _b("dot", "Matrix product a @ b (+ acc).")
 dot_scaled = _b("dot_scaled", "Matrix product of microscaled (mx) operands: (a * a_scale) @ (b * b_scale) + acc.")
 # -- control and hints ------------------------------------------------------------------

@@ -27,6 +27,7 @@ TENSOR_METHODS: dict[str, str] = {
     "to": "cast", "reshape": "reshape", "view": "view", "ravel": "ravel", "trans": "trans", "permute": "permute",
     "expand_dims": "expand_dims", "broadcast_to": "broadcast_to", "split": "split", "join": "join",
     "sum": "sum", "max": "max", "min": "min", "argmax": "argmax", "argmin": "argmin", "xor_sum": "xor_sum",
+    "reduce": "reduce",
     "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt", "rsqrt": "rsqrt", "abs": "abs",
     "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil", "erf": "erf", "sigmoid": "sigmoid",
     "cdiv": "cdiv", "fma": "fma", "cast": "cast", "squeeze": "squeeze", "unsqueeze": "expand_dims",

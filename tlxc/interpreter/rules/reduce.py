@@ -24,7 +24,8 @@ from ...ir.core import Operation
 from ...ir.ops import reduce as R
 from ...ir.types import DType, Kind
 from .. import numerics as N
-from ..registry import LaunchState, evaluates
+from ..compiler import Compiler
+from ..registry import Env, LaunchState, Step, evaluates, executes
 
 Fn = Callable[..., Any]
 
@@ -64,6 +65,33 @@ def _pairwise_sum(x: np.ndarray, axis: int, t: DType) -> np.ndarray:
         half = x.shape[-1] // 2
         x = N.round_result(x[..., :half].astype(np.float64) + x[..., half:].astype(np.float64), t)
     return x[..., 0]
+
+
+@executes(R.ReduceCombineOp)
+def _reduce_combine(op: Operation, compiler: Compiler) -> Step:
+    """The combine region runs on whole arrays: every step pairs the first half of the
+    axis (as ``a``) with the second half (as ``b``), the tree a GPU reduction makes, with
+    the lower positions always on the left; the region's scalar ops apply elementwise
+    to numpy arrays."""
+    xs = [compiler.slot(v) for v in op.xs]
+    outs = [compiler.slot(r) for r in op.results]
+    body = compiler.block(op.body)
+    axis = op.axis
+
+    def run(env: Env) -> None:
+        vals = [np.moveaxis(np.asarray(env[s]), axis, -1) for s in xs]
+        while vals[0].shape[-1] > 1:
+            m = vals[0].shape[-1]
+            half = m // 2
+            a = [v[..., :half] for v in vals]
+            got = body.run(env, a + [v[..., half:2 * half] for v in vals])
+            shape = a[0].shape
+            vals = [np.concatenate([np.broadcast_to(np.asarray(g, dtype=v.dtype), shape), v[..., 2 * half:]], -1)
+                    for g, v in zip(got, vals)]  # an odd length keeps its last element for the next step
+        for s, v in zip(outs, vals):
+            env[s] = v[..., 0].copy()
+
+    return run
 
 
 # Below this many significand bits per operand, int products summed in float64 stay exact.

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ..accessors import Attr, Operand
-from ..core import Operation, register
+from ..accessors import Attr, Operand, VariadicOperands
+from ..core import Block, Operation, register
+from ..types import TileType
 from .base import fail, is_float, is_int, is_ptr
 
 REDUCE_KINDS = ("sum", "max", "min", "argmax", "argmin", "xor_sum")
@@ -45,6 +46,71 @@ class ReduceOp(Operation):
         want = "i32" if kind in ("argmax", "argmin") else src.scalar.name
         if dst.scalar.name != want:
             fail(self, f"result element type must be {want}, got {dst.scalar}")
+
+
+@register
+class ReduceCombineOp(Operation):
+    """``tl.reduce(xs, axis, combine_fn)``: reduce ``n`` tiles of one shape together along
+    ``axis`` with a user's combine function, held as the op's region.
+
+    The region's block takes ``2n`` scalars -- an accumulated ``a`` tuple then a ``b``
+    tuple, with the operands' element types -- and ends in ``yield`` of ``n`` scalars
+    of the same types; result ``i`` is operand ``i`` with the axis removed (a scalar at
+    rank 0). Every value the region computes is a scalar, so each target applies it to
+    one pair of registers at a time. Which pairs are combined, and in which order, is the
+    target's choice (as in Triton): the function is meant to be associative and
+    commutative.
+    """
+
+    PURE = True
+    NAME = "reduce_combine"
+    OPERANDS = ("*xs",)
+    ATTRS = {"axis": Operation.REQUIRED}
+    NUM_RESULTS = None
+    NUM_REGIONS = 1
+
+    xs = VariadicOperands()
+    axis = Attr[int]()
+
+    @property
+    def body(self) -> Block:
+        return self.regions[0].block
+
+    def verify(self) -> None:
+        super().verify()
+        xs, axis = list(self.xs), self.axis
+        if not xs:
+            fail(self, "needs at least one operand")
+        shape = xs[0].type.shape
+        if not shape or not isinstance(axis, int) or not 0 <= axis < len(shape):
+            fail(self, f"axis {axis} out of range for shape {shape}")
+        if any(x.type.shape != shape for x in xs):
+            fail(self, f"operands must have one shape, got {[x.type.shape for x in xs]}")
+        if any(is_ptr(x.type) for x in xs):
+            fail(self, "cannot reduce pointers")
+        scalars = [x.type.scalar for x in xs]
+
+        def names(ts: list) -> str:
+            return "[" + ", ".join(str(t) for t in ts) + "]"
+
+        out = shape[:axis] + shape[axis + 1:]
+        if len(self.results) != len(xs):
+            fail(self, f"{len(xs)} operands need {len(xs)} results, got {len(self.results)}")
+        for r, t in zip(self.results, scalars):
+            if r.type.shape != out or r.type.scalar != t:
+                fail(self, f"result types must be the operands' element types of shape {out}, got {r.type}")
+        block = self.body
+        if [a.type for a in block.args] != scalars + scalars:
+            fail(self, f"block arguments must be two sets of the operands' element types {names(scalars)}, "
+                       f"got {names([a.type for a in block.args])}")
+        term = block.ops[-1] if block.ops else None
+        if term is None or term.NAME != "yield":
+            fail(self, "the combine region must end in 'yield'")
+        if [v.type for v in term.operands] != scalars:
+            fail(self, f"the combine region must yield {names(scalars)}, got {names([v.type for v in term.operands])}")
+        for inner in self.walk():
+            if inner is not self and any(isinstance(v.type, TileType) for v in inner.results):
+                fail(self, f"the combine region computes scalars only, but '{inner.NAME}' makes a tile")
 
 
 INPUT_PRECISIONS = ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6")

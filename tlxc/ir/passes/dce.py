@@ -4,8 +4,8 @@ Expects: well-formed IR.
 
 Guarantees, repeated until nothing changes, in every block including nested regions:
 * a pure op (``Operation.PURE``, no regions) none of whose results is used is removed;
-* with ``options.dce_region_ops``: an ``if``, or a ``for`` with a constant positive step,
-  whose results are all unused and whose regions hold only pure ops (and nested ``if`` /
+* with ``options.dce_region_ops``: an ``if``, a ``reduce_combine``, or a ``for`` with a
+  constant positive step, whose results are all unused and whose regions hold only pure ops (and nested ``if`` /
   ``for`` of the same kind) is removed; an unused result of an ``if`` is dropped together
   with the values its regions yield for it; an unused result of a ``for`` whose
   loop-carried block argument feeds nothing but its own slot of the ``yield`` is dropped
@@ -77,7 +77,7 @@ def _free_of_effects(op: Operation) -> bool:
         step = constant_of(op.step)
         if not isinstance(step, int) or step <= 0:
             return False  # a zero step never ends; a negative one is the frontend's rule
-    elif not isinstance(op, ops.IfOp):
+    elif not isinstance(op, (ops.IfOp, ops.ReduceCombineOp)):  # the combine region is scalar arithmetic
         return False
     return all(_free_of_effects(inner) for block in blocks_of(op) for inner in block.ops)
 

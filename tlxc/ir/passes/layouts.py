@@ -318,6 +318,21 @@ class _Assigner:
                 want = shape_ops.expand_dims(slice_layout(want, d), d)
         return want
 
+    def reduce_combine(self, op: ops.ReduceCombineOp) -> None:
+        """The operands in one layout -- that of the first one an op computed (an index
+        tile made by ``arange`` and ``broadcast`` is rebuilt for free in the data's) --
+        and every result in its slice along the axis, like ``reduce``."""
+        xs = list(op.xs)
+        lead = next((i for i, v in enumerate(xs) if not isinstance(v.owner, (ops.ConstantOp, ops.SplatOp,
+                                                                             ops.BroadcastOp))), 0)
+        layout = _layout(xs[lead])
+        for i in range(len(xs)):
+            if i != lead:
+                self.require(op, i, layout)
+        for r in op.results:
+            if isinstance(r.type, TileType):
+                self.set_layout(r, slice_layout(layout, op.axis))
+
     def tile_operands(self, op: Operation) -> list[int]:
         return [i for i, v in enumerate(op.operands) if isinstance(v.type, TileType)]
 
@@ -341,6 +356,8 @@ class _Assigner:
                 for i in self.tile_operands(op)[1:]:
                     self.require(op, i, ptr.type.layout)
             return
+        if isinstance(op, ops.ReduceCombineOp):  # also with scalar results: the operands meet in one layout
+            return self.reduce_combine(op)
         if not results:
             return
         tiles = self.tile_operands(op)
