@@ -138,6 +138,14 @@ INVALID: dict[str, tuple[str, str]] = {
     "max_contiguous": (kernel("%0 = max_contiguous %i {values = [0]} : tile<16xi32>"),
                        "values must be positive integers"),
     "reduce": (kernel('%0 = reduce %t {axis = 1, kind = "sum"} : f32'), "axis 1 out of range for shape (16,)"),
+    "scan": (kernel("""
+        %0 = scan %t {axis = 0} : tile<16xf32> {
+        ^(%a: f32, %b: f32):
+          %1 = add %a, %b : f32
+          %2 = convert %1 : f64
+          yield %2
+        }
+    """), "the combine region must yield ['f32'], got ['f64']"),
     "dot": (kernel("""
         %0 = constant {value = 1.0} : tile<16x32xf16>
         %1 = constant {value = 1.0} : tile<16x16xf16>
@@ -367,3 +375,30 @@ def test_removed_block_argument() -> None:
     func = find(parse_ir(kernel("%0 = add %n, %n : i32")), "func")
     func.regions[0].block.args.pop(1)
     rejects(func, "is no longer an argument of its block")
+
+
+SCAN_REGION = """
+        ^(%a: f32, %b: f32):
+          %1 = add %a, %b : f32
+          yield %1
+        }"""
+
+
+@pytest.mark.parametrize("head,message", [
+    ("%0 = scan %t {axis = 1} : tile<16xf32> {", "axis 1 out of range for shape (16,)"),
+    ("%0 = scan %x {axis = 0} : f32 {", "scan inputs must be tiles of numbers, got f32"),
+    ("%0 = scan %t {axis = 0} : tile<16xi32> {", "results must have the input types"),
+    ("%0 = scan %t {axis = 0, reverse = 1} : tile<16xf32> {", "reverse must be a bool, got 1"),
+])
+def test_scan_rules(head: str, message: str) -> None:
+    rejects(kernel(head + SCAN_REGION), message)
+
+
+def test_scan_region_arguments() -> None:
+    text = kernel("""
+        %0 = scan %t {axis = 0} : tile<16xf32> {
+        ^(%a: f32):
+          yield %a
+        }
+    """)
+    rejects(text, "the combine region takes ['f32', 'f32'], got ['f32']")
