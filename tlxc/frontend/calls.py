@@ -57,6 +57,10 @@ class CallMixin(_Base):
                 from .map_elementwise import map_elementwise
 
                 return map_elementwise(self, node)  # type: ignore[arg-type]
+            if fn is tl.associative_scan:  # it inlines the combine function, like map_elementwise
+                from .scan import associative_scan
+
+                return associative_scan(self, node)  # type: ignore[arg-type]
             return self.apply_rule(node, fn.rule, fn.qualname, [])
         if isinstance(fn, BoundMethod):
             return self.apply_rule(node, fn.rule, f"tensor.{fn.rule}", [fn.self_value])
