@@ -24,6 +24,7 @@ from . import (  # noqa: F401  (importing a lowering module registers its rules)
     lower_math,
     lower_memory,
     lower_reduce,
+    lower_scan,
     lower_shape,
     lower_sync,
 )

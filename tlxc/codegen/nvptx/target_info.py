@@ -22,6 +22,7 @@ from . import (  # noqa: F401  (importing a lowering module registers its rules)
     lower_inline_asm,
     lower_memory,
     lower_reduce,
+    lower_scan,
     lower_shape,
     lower_sync,
     lower_tasks,
