@@ -225,6 +225,20 @@ ROUNDTRIP: dict[str, str] = {
           yield
         }
     """),
+    "scan": kernel("""
+        %0 = scan %t {axis = 0} : tile<16xf32> {
+        ^(%a: f32, %b: f32):
+          %1 = add %a, %b : f32
+          yield %1
+        } loc(4:8)
+        %2, %3 = scan %t, %i {axis = 0, reverse = true} : tile<16xf32>, tile<16xi32> {
+        ^(%4: f32, %5: i32, %6: f32, %7: i32):
+          %8 = cmp %6, %4 {predicate = "gt"} : i1
+          %9 = select %8, %6, %4 : f32
+          %10 = select %8, %7, %5 : i32
+          yield %9, %10
+        }
+    """),
     "while": NESTED,
     "if": NESTED,
     "yield": NESTED,

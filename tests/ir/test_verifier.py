@@ -145,6 +145,14 @@ INVALID: dict[str, tuple[str, str]] = {
           yield %1
         }
     """), "the combine region must yield [f32], got [i1]"),
+    "scan": (kernel("""
+        %0 = scan %t {axis = 0} : tile<16xf32> {
+        ^(%a: f32, %b: f32):
+          %1 = add %a, %b : f32
+          %2 = convert %1 : f64
+          yield %2
+        }
+    """), "the combine region must yield ['f32'], got ['f64']"),
     "dot": (kernel("""
         %0 = constant {value = 1.0} : tile<16x32xf16>
         %1 = constant {value = 1.0} : tile<16x16xf16>
@@ -415,3 +423,28 @@ REDUCE_COMBINE_INVALID = [
 @pytest.mark.parametrize("text,message", REDUCE_COMBINE_INVALID)
 def test_reduce_combine_rules(text: str, message: str) -> None:
     rejects(text, message)
+SCAN_REGION = """
+        ^(%a: f32, %b: f32):
+          %1 = add %a, %b : f32
+          yield %1
+        }"""
+
+
+@pytest.mark.parametrize("head,message", [
+    ("%0 = scan %t {axis = 1} : tile<16xf32> {", "axis 1 out of range for shape (16,)"),
+    ("%0 = scan %x {axis = 0} : f32 {", "scan inputs must be tiles of numbers, got f32"),
+    ("%0 = scan %t {axis = 0} : tile<16xi32> {", "results must have the input types"),
+    ("%0 = scan %t {axis = 0, reverse = 1} : tile<16xf32> {", "reverse must be a bool, got 1"),
+])
+def test_scan_rules(head: str, message: str) -> None:
+    rejects(kernel(head + SCAN_REGION), message)
+
+
+def test_scan_region_arguments() -> None:
+    text = kernel("""
+        %0 = scan %t {axis = 0} : tile<16xf32> {
+        ^(%a: f32):
+          yield %a
+        }
+    """)
+    rejects(text, "the combine region takes ['f32', 'f32'], got ['f32']")

@@ -354,3 +354,27 @@ CHECK: %l0 = constant {value = 0.0} : tile<64xf32, [[ROW]]>
 CHECK: convert_layout %t
 CHECK-NEXT: store %pc
 """, ACC=C, ROW=slice_layout(C, 1))
+
+
+@pytest.mark.parametrize("arch,lanes", [("sm_90a", 32), ("gfx942", 64)])
+def test_scan_gets_the_axis_within_a_warp(arch: str, lanes: int) -> None:
+    from tlxc.ir.passes.layouts import scan_layout
+
+    out = assign("""
+        %0 = load %q : tile<256xf32>
+        %1 = scan %0 {axis = 0} : tile<256xf32> {
+        ^(%a: f32, %b: f32):
+          %2 = add %a, %b : f32
+          yield %2
+        }
+        store %q, %1
+        return
+    """, "%q: tile<256xptr<f32>>", arch)
+    want = scan_layout((256,), 0, lanes, 4)
+    # the loaded tile is converted into the scan's layout and the result back to the store's
+    scan_line = next(line for line in out.splitlines() if " = scan " in line)
+    assert f"tile<256xf32, {want}>" in scan_line
+    assert out.count("convert_layout") == 2
+    # each thread holds 256 / lanes consecutive positions; warps hold copies
+    assert list(want.in_bases("register"))[0] == (1,)
+    assert all(b == (0,) for b in want.in_bases("warp"))

@@ -61,6 +61,10 @@ class CallMixin(_Base):
                 from .reduce_combine import reduce_combine
 
                 return reduce_combine(self, node, [])  # type: ignore[arg-type]
+            if fn is tl.associative_scan:  # it inlines the combine function, like map_elementwise
+                from .scan import associative_scan
+
+                return associative_scan(self, node)  # type: ignore[arg-type]
             return self.apply_rule(node, fn.rule, fn.qualname, [])
         if isinstance(fn, BoundMethod):
             if fn.rule == "reduce":

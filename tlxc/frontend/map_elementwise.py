@@ -100,21 +100,21 @@ def map_elementwise(gen: CodeGenerator, node: ast.Call) -> Any:
     with gen.builder.journal_of() as built:
         result = mapper.run(fn)
     for op in built:
-        _check_elementwise(op, fn, shape)
+        check_elementwise(op, fn, shape)
     if result is None:
         raise gen.error(node, "TLXC-TYPE-002", f"tl.map_elementwise: {fn.__name__} returns nothing; it must return "
                         "one value or a tuple of values per element")
     return result
 
 
-def _check_elementwise(op: Any, fn: KernelDef, shape: tuple[int, ...]) -> None:
+def check_elementwise(op: Any, fn: KernelDef, shape: tuple[int, ...], what: str = "tl.map_elementwise") -> None:
     allowed = type(op).__module__ == _ELEMENTWISE_MODULE or isinstance(op, _ALLOWED)
     if allowed:
         for r in op.results:
             if isinstance(r.type, TileType) and r.type.shape != shape:
                 allowed = False
     if not allowed:
-        raise CompilationError("TLXC-CALL-002", f"tl.map_elementwise: '{op.NAME}' in {fn.__name__} is not an "
+        raise CompilationError("TLXC-CALL-002", f"{what}: '{op.NAME}' in {fn.__name__} is not an "
                                "elementwise operation without effects; tlxc applies the function to whole tiles, "
                                "with both sides of each if computed, so it can hold arithmetic, math, comparisons, "
                                "selects and casts only", op.loc,

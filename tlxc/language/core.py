@@ -200,6 +200,9 @@ argmax = _b("argmax", "Index of the maximum along an axis.")
 argmin = _b("argmin", "Index of the minimum along an axis.")
 xor_sum = _b("xor_sum", "Bitwise xor along an axis.")
 reduce = _b("reduce", "Reduce one tile or a tuple of tiles along an axis with a @jit combine function.")  # noqa: A001
+cumsum = _b("cumsum", "Inclusive running sum along an axis.")
+cumprod = _b("cumprod", "Inclusive running product along an axis.")
+associative_scan = _b("associative_scan", "Inclusive scan along an axis with a @jit combine function.")
 dot = _b("dot", "Matrix product a @ b (+ acc).")
 dot_scaled = _b("dot_scaled", "Matrix product of microscaled (mx) operands: (a * a_scale) @ (b * b_scale) + acc.")
 # -- control and hints ------------------------------------------------------------------

@@ -23,6 +23,7 @@ from . import (  # noqa: F401  (importing a lowering module registers its rules)
     lower_memory,
     lower_reduce,
     lower_reduce_combine,
+    lower_scan,
     lower_shape,
     lower_sync,
     lower_tasks,

@@ -11,6 +11,7 @@ from . import (  # noqa: F401  (registers the rules)
     misc,
     reduce,
     scaled_dot,
+    scan,
     shape,
     tlx_alias,
     tlx_amd,
@@ -31,4 +32,5 @@ TENSOR_METHODS: dict[str, str] = {
     "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt", "rsqrt": "rsqrt", "abs": "abs",
     "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil", "erf": "erf", "sigmoid": "sigmoid",
     "cdiv": "cdiv", "fma": "fma", "cast": "cast", "squeeze": "squeeze", "unsqueeze": "expand_dims",
+    "cumsum": "cumsum", "cumprod": "cumprod",
 }

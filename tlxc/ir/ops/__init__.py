@@ -13,6 +13,7 @@ from .inline_asm import *  # noqa: F401,F403
 from .memory import *  # noqa: F401,F403
 from .misc import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
+from .scan import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .tasks import *  # noqa: F401,F403
 from .warp import *  # noqa: F401,F403

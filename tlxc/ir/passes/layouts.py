@@ -69,6 +69,32 @@ def warp_rows_layout(shape: tuple[int, ...], warp_size: int, num_warps: int) -> 
                    list(range(rank - 1, -1, -1)))
 
 
+def scan_layout(shape: tuple[int, ...], axis: int, warp_size: int, num_warps: int) -> LinearLayout:
+    """The layout a ``scan`` runs in: the scanned axis within each warp, a thread's
+    registers holding consecutive positions and the low lane bits the next ones (lane
+    ``j`` holds positions ``[j r, (j + 1) r)``), so that the code generators scan each
+    thread's registers, then across lanes, with no step across warps. The other dims take
+    the remaining lanes and the warps (copies where they are too small)."""
+    rank = len(shape)
+    n = shape[axis]
+    lanes = min(n, warp_size)
+    spt, tpw, wpc = [1] * rank, [1] * rank, [1] * rank
+    spt[axis], tpw[axis] = n // lanes, lanes
+    others = [d for d in range(rank - 1, -1, -1) if d != axis]
+    left, warps = warp_size // lanes, num_warps
+    for d in others:
+        take = min(left, shape[d])
+        tpw[d], left = take, left // take
+    for d in reversed(others):
+        take = min(warps, max(1, shape[d] // tpw[d]))
+        wpc[d], warps = take, warps // take
+    # what is left over broadcasts: on another dim if there is one, else beyond the axis
+    spare = others[0] if others else axis
+    tpw[spare] *= left
+    wpc[spare] *= warps
+    return blocked(shape, spt, tpw, wpc, [axis] + others)
+
+
 def _bytes(t: DType | PointerType) -> int:
     return 8 if isinstance(t, PointerType) else max(1, t.bits // 8)
 
@@ -449,6 +475,12 @@ class _Assigner:
             self.set_layout(op.result, layout)
         elif isinstance(op, ops.RematerializedRangeOp):
             self.set_layout(op.result, self.canonical(op.result.type.shape))
+        elif isinstance(op, ops.ScanOp):
+            want = scan_layout(op.results[0].type.shape, op.axis, self.target.warp_size, self.num_warps)
+            for i in range(len(op.operands)):
+                self.require(op, i, want)
+            for r in op.results:
+                self.set_layout(r, want)
         elif isinstance(op, (ops.VoteBallotOp, ops.WarpReduxOp)):
             want = warp_rows_layout(op.operands[0].type.shape, self.target.warp_size, self.num_warps)
             self.require(op, 0, want)
