@@ -67,7 +67,7 @@ def device_print(ctx: Ctx, prefix: Any, *args: Any, hex: Any = False) -> None:
                  "print tensors, scalars or numbers")
         t = to_tensor(ctx, u)
         if not isinstance(t.dtype, PointerType) and not printable(t.dtype):
-            fail("TLXC-TYPE-001", f"tl.device_print cannot print {t.dtype!r} values (value {i + 1}): printf has no "
+            fail("TLXC-TYPE-001", f"tl.device_print cannot print tl.{t.dtype!r} values (value {i + 1}): printf has no "
                                   "conversion for them", "cast them first, e.g. x.to(tl.float32)")
         values.append(t.handle)
     # Triton's spelling of the prefix: with values, it ends in ": "; a longer one starts
