@@ -171,6 +171,7 @@ ROUNDTRIP: dict[str, str] = {
     "num_programs": kernel("%0 = num_programs {axis = 0} : i32"),
     "assert": kernel(r'assert %m {message = "x \"q\" \\ \n \u00e9 \ud83d\ude00 // not a comment"}'),
     "assume": kernel("assume %c"),
+    "print": kernel('print %t, %n, %q {prefix = " x: ", hex = true}\nprint {prefix = " 100% \\"done\\""}'),
     "multiple_of": kernel("%0 = multiple_of %i {values = [16]} : tile<16xi32>"),
     "max_contiguous": kernel("%0 = max_contiguous %i {values = [16]} : tile<16xi32>"),
     "reduce": kernel("""

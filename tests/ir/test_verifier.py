@@ -44,6 +44,11 @@ def rejects(text_or_op: str | Operation, message: str) -> VerificationError:
     return info.value
 
 
+def test_print_takes_at_most_32_values() -> None:
+    rejects(kernel("print " + ", ".join(["%n"] * 33)), "prints at most 32 values, got 33")
+    verify(parse_ir(kernel("print " + ", ".join(["%n"] * 32))))
+
+
 def find(module: Operation, name: str, nth: int = 0) -> Operation:
     return [op for op in module.walk() if op.name == name][nth]
 
@@ -133,6 +138,8 @@ INVALID: dict[str, tuple[str, str]] = {
     "num_programs": (kernel("%0 = num_programs {axis = 0} : i64"), "result must be a scalar i32"),
     "assert": (kernel('assert %t {message = "no"}'), "assert needs an i1 condition, got tile<16xf32>"),
     "assume": (kernel("assume %n"), "assume needs an i1 condition, got i32"),
+    "print": (kernel('%0 = constant {value = 1.0} : tile<4xf8e4m3>\nprint %t, %0 {prefix = " x: "}'),
+              "cannot print a value of type tile<4xf8e4m3>"),
     "multiple_of": (kernel("%0 = multiple_of %i {values = [16, 1]} : tile<16xi32>"),
                     "needs one value per dimension (1), got 2"),
     "max_contiguous": (kernel("%0 = max_contiguous %i {values = [0]} : tile<16xi32>"),

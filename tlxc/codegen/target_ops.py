@@ -52,6 +52,7 @@ _USER_NAMES = {
     "remote_store": "tlx.remote_shmem_store", "async_remote_store": "tlx.async_remote_shmem_store",
     "async_remote_copy": "tlx.async_remote_shmem_copy", "vote_ballot_sync": "tlx.vote_ballot_sync",
     "warp_redux": "tlx.warp_redux", "inline_asm": "tl.inline_asm_elementwise (inline PTX)",
+    "print": "tl.device_print",
 }
 
 # Ops only NVIDIA targets lower (the AMD equivalents are other operations: TDM, MFMA/WMMA).
@@ -64,6 +65,9 @@ NVIDIA_ONLY: tuple[type[Operation], ...] = (
     # ownership rule (ir/ops/warp.py) would need a wave-size variant first
     ops.VoteBallotOp, ops.WarpReduxOp,
     ops.InlineAsmOp,  # its text is PTX
+    # tl.device_print: the AMD code generator has no printf yet (it needs the HIP runtime's
+    # hostcall buffer, which the launcher does not set up)
+    ops.PrintOp,
 )
 # Named barriers and fences are the AMD code generator's own to judge (``amdgpu/lower_sync``):
 # it lowers ``fence("gpu"/"sys")`` and the compiler's CTA barrier (barrier 0 of every
@@ -160,6 +164,8 @@ _AMD_HELP = {
     "async_dot": "use tl.dot (MFMA / WMMA) or tlx.amd_scheduled_mfma",
     "async_dot_wait": "use tl.dot (MFMA / WMMA) or tlx.amd_scheduled_mfma",
     "barrier_expect": "on AMD, wait for copies with tlx.async_load_wait_group",
+    "print": "tlxc cannot print from AMD GPUs yet: run the kernel in the interpreter (kernel.interpret[grid] "
+             "or TLXC_INTERPRET=1) to see the values, or compile for sm_90a or sm_100a",
 }
 
 

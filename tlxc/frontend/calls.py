@@ -276,8 +276,8 @@ def _py_isinstance(gen: Any, node: ast.Call, args: list[Any], kwargs: dict[str, 
 
 
 def _py_print(gen: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    raise gen.error(node, "TLXC-CALL-001", "print() is not supported in kernels; use tl.static_print for "
-                    "compile-time values")
+    # as in Triton, print() in a kernel is tl.device_print (tl.static_print prints at compile time)
+    return gen.apply_rule(node, "device_print", "print()", [])
 
 
 _PY_RULES: dict[str, Any] = {

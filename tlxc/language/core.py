@@ -212,6 +212,7 @@ map_elementwise = _b("map_elementwise", "Apply a scalar @jit function to every e
 static_assert = _b("static_assert", "Compile-time assertion.")
 static_print = _b("static_print", "Print at compile time.")
 device_assert = _b("device_assert", "Runtime assertion.")
+device_print = _b("device_print", "Print values at run time, element by element, with program id and index.")
 inline_asm_elementwise = _b("inline_asm_elementwise", "Inline PTX applied to every element (NVIDIA targets).")
 debug_barrier = _b("debug_barrier", "A barrier of every thread of the program (__syncthreads).")
 multiple_of = _b("multiple_of", "Promise that values are multiples of a number.")

@@ -68,6 +68,11 @@ class PtxFunction:
     maxnreg: int | None = None
     cluster: tuple[int, int, int] | None = None  # .reqnctapercluster: launched in clusters of this shape
     last_loc: tuple[int, int, int] | None = None
+    # module-level declarations the body refers to (vprintf and its format strings), in order
+    module_decls: list[str] = field(default_factory=list)
+    strings: dict[str, str] = field(default_factory=dict)  # text -> name of its .global byte array
+    # bytes of this thread's local memory (the argument buffer of vprintf calls)
+    local_bytes: int = 0
 
     def reg(self, cls: str) -> Reg:
         n = self.counters[cls]
@@ -105,6 +110,8 @@ class PtxFunction:
         if self.cluster is not None:
             head.append(".reqnctapercluster {}, {}, {}".format(*self.cluster))
         head.append("{")
+        if self.local_bytes:
+            decls.append(f"\t.local .align 8 .b8 __local_buf[{self.local_bytes}];")
         return "\n".join(head + decls + self.body + ["\tret;", "}"]) + "\n"
 
 
@@ -123,6 +130,8 @@ def module_text(target_arch: str, ptx_version: str, files: list[str], functions:
     if any(fn.shared_bytes for fn in functions):
         align = max(fn.shared_align for fn in functions)
         out.append(f".extern .shared .align {align} .b8 global_smem[];")
+    for fn in functions:
+        out += fn.module_decls
     out.append("")
     for fn in functions:
         out.append(fn.text())

@@ -21,6 +21,7 @@ from . import (  # noqa: F401  (importing a lowering module registers its rules)
     lower_dot,
     lower_inline_asm,
     lower_memory,
+    lower_print,
     lower_reduce,
     lower_reduce_combine,
     lower_scan,

@@ -1,14 +1,16 @@
-"""Program ids, assertions, hints and compile-time printing."""
+"""Program ids, assertions, hints, compile-time and device printing."""
 
 from __future__ import annotations
 
+import string
 from typing import Any
 
 from ...ir import ops
-from ...ir.types import int32
+from ...ir.ops.misc import MAX_PRINT_VALUES, printable
+from ...ir.types import PointerType, int32
 from ..values import Tensor, describe, is_constexpr, unwrap
 from .arith import binary, logical_not, to_bool
-from .base import Ctx, const_value, fail, rule
+from .base import Ctx, const_value, fail, rule, to_tensor
 
 
 def _axis(axis: Any, what: str) -> int:
@@ -42,6 +44,41 @@ def static_assert(ctx: Ctx, cond: Any, msg: Any = "") -> None:
 @rule("static_print")
 def static_print(ctx: Ctx, *args: Any, **kwargs: Any) -> None:
     print(*(describe(a) if isinstance(unwrap(a), Tensor) else unwrap(a) for a in args))
+
+
+@rule("device_print")
+def device_print(ctx: Ctx, prefix: Any, *args: Any, hex: Any = False) -> None:
+    """``tl.device_print(prefix, *args, hex=False)`` (and ``print(prefix, *args)``): each
+    value is printed element by element at run time, in Triton's format (``ir/ops/misc.py``
+    PrintOp)."""
+    text = const_value(prefix, "tl.device_print's prefix", (str,))
+    as_hex = const_value(hex, "tl.device_print's hex", (bool,))
+    if any(ch not in string.printable for ch in text):
+        fail("TLXC-CALL-002", f"tl.device_print's prefix {text!r} has characters other than printable ASCII",
+             "printf on the GPU prints bytes; keep the prefix to printable ASCII")
+    if len(args) > MAX_PRINT_VALUES:
+        fail("TLXC-CALL-002", f"tl.device_print prints at most {MAX_PRINT_VALUES} values per call, got {len(args)}",
+             "split the values over several tl.device_print calls")
+    values = []
+    for i, a in enumerate(args):
+        u = unwrap(a)
+        if not isinstance(u, Tensor) and not (isinstance(u, (bool, int, float))):
+            fail("TLXC-TYPE-001", f"tl.device_print cannot print {describe(u)} (value {i + 1})",
+                 "print tensors, scalars or numbers")
+        t = to_tensor(ctx, u)
+        if not isinstance(t.dtype, PointerType) and not printable(t.dtype):
+            fail("TLXC-TYPE-001", f"tl.device_print cannot print tl.{t.dtype!r} values (value {i + 1}): printf has no "
+                                  "conversion for them", "cast them first, e.g. x.to(tl.float32)")
+        values.append(t.handle)
+    # Triton's spelling of the prefix: with values, it ends in ": "; a longer one starts
+    # with a space (it follows the index in the printed line)
+    if values and not text.endswith(" "):
+        text += " "
+    if values and not text.endswith(": "):
+        text = text[:-1] + ": "
+    if len(text) > 2 and not text.startswith(" "):
+        text = " " + text
+    ctx.b.create(ops.PrintOp, values, [], {"prefix": text, "hex": as_hex})
 
 
 # A thread count above any work-group's (1024 threads): the code generators read
