@@ -178,6 +178,16 @@ ROUNDTRIP: dict[str, str] = {
         %1 = constant {value = 1.0} : tile<4x16xf32>
         %2 = reduce %1 {axis = 1, kind = "sum"} : tile<4xf32>
     """),
+    "histogram": kernel("""
+        %0 = histogram %i : tile<8xi32>
+        %1 = histogram %i, mask=%m : tile<1xi32> loc(9:8)
+    """),
+    "gather": kernel("""
+        %0 = gather %t, %i {axis = 0} : tile<16xf32>
+        %1 = constant {value = 1.0} : tile<4x16xf16>
+        %2 = constant {value = 3} : tile<8x16xu8>
+        %3 = gather %1, %2 {axis = 0} : tile<8x16xf16>
+    """),
     "dot": kernel("""
         %0 = constant {value = 1.0} : tile<16x32xf16>
         %1 = constant {value = 1.0} : tile<32x16xf16>
