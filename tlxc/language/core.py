@@ -199,6 +199,8 @@ min = _b("min", "Minimum along an axis.")  # noqa: A001
 argmax = _b("argmax", "Index of the maximum along an axis.")
 argmin = _b("argmin", "Index of the minimum along an axis.")
 xor_sum = _b("xor_sum", "Bitwise xor along an axis.")
+histogram = _b("histogram", "Count the values 0..num_bins-1 of a 1-D integer tile (int32 result of num_bins).")
+gather = _b("gather", "Read src at the index tile's coordinates along an axis.")
 dot = _b("dot", "Matrix product a @ b (+ acc).")
 dot_scaled = _b("dot_scaled", "Matrix product of microscaled (mx) operands: (a * a_scale) @ (b * b_scale) + acc.")
 # -- control and hints ------------------------------------------------------------------

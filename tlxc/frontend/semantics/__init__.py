@@ -6,6 +6,7 @@ from . import (  # noqa: F401  (registers the rules)
     arith,
     atomics,
     block_ptr,
+    indexing,
     inline_asm,
     memory,
     misc,
@@ -30,4 +31,5 @@ TENSOR_METHODS: dict[str, str] = {
     "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt", "rsqrt": "rsqrt", "abs": "abs",
     "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil", "erf": "erf", "sigmoid": "sigmoid",
     "cdiv": "cdiv", "fma": "fma", "cast": "cast", "squeeze": "squeeze", "unsqueeze": "expand_dims",
+    "gather": "gather", "histogram": "histogram",
 }
