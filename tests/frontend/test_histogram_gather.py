@@ -119,6 +119,22 @@ def test_gather_index_out_of_range_is_reported_by_the_interpreter() -> None:
     assert "tl.gather: index 16 at [5] is outside [0, 16) along axis 0" in str(info.value)
 
 
+@tlxc.jit
+def booleans(x, idx, hist, out, N: tl.constexpr):
+    v = tl.load(x + tl.arange(0, N)) > 0
+    tl.store(hist + tl.arange(0, 2), tl.histogram(v, 2))
+    g = tl.gather(v, tl.load(idx + tl.arange(0, N)), 0)
+    tl.store(out + tl.arange(0, N), g.to(tl.int32))
+
+
+def test_boolean_values_count_as_0_and_1_and_gather() -> None:
+    x = np.array([1, -1, 2, 0, 3, 0, 0, 5], np.int32)
+    hist, out = np.zeros(2, np.int32), np.zeros(8, np.int32)
+    booleans.interpret[(1,)](x, np.arange(8, dtype=np.int32)[::-1].copy(), hist, out, N=8)
+    assert hist.tolist() == [4, 4]
+    assert out.tolist() == [1, 0, 0, 1, 0, 1, 0, 1]
+
+
 # -- generated code --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def ptxas() -> str:
@@ -147,6 +163,15 @@ def test_gather_ptx_assembles(ptxas: str) -> None:
     assert "cvt.u32.u64" in ptx and "and.b32" in ptx
     assert ck.asm["cubin"][:4] == b"\x7fELF"
     assert ck.metadata["shared"] >= 64 * 32 * 2  # the source tile, row-major
+
+
+@pytest.mark.parametrize("num_warps", [1, 8])
+def test_booleans_compile_for_both_targets(ptxas: str, num_warps: int) -> None:
+    ptx = booleans.compile("*i32,*i32,*i32,*i32", {"N": 256}, arch="sm_90a", num_warps=num_warps)
+    assert "selp.u32" in ptx.asm["ptx"] and "st.shared.u8" in ptx.asm["ptx"]
+    assert ptx.asm["cubin"][:4] == b"\x7fELF"
+    amd = booleans.compile("*i32,*i32,*i32,*i32", {"N": 256}, arch="gfx942", num_warps=num_warps)
+    assert amd.asm["hsaco"][:4] == b"\x7fELF"
 
 
 def test_gfx942_code() -> None:
