@@ -193,6 +193,15 @@ ROUNDTRIP: dict[str, str] = {
           %7 = mul %u, %v : f32
           yield %7
         } loc(9:4)
+    "histogram": kernel("""
+        %0 = histogram %i : tile<8xi32>
+        %1 = histogram %i, mask=%m : tile<1xi32> loc(9:8)
+    """),
+    "gather": kernel("""
+        %0 = gather %t, %i {axis = 0} : tile<16xf32>
+        %1 = constant {value = 1.0} : tile<4x16xf16>
+        %2 = constant {value = 3} : tile<8x16xu8>
+        %3 = gather %1, %2 {axis = 0} : tile<8x16xf16>
     """),
     "dot": kernel("""
         %0 = constant {value = 1.0} : tile<16x32xf16>

@@ -160,6 +160,12 @@ INVALID: dict[str, tuple[str, str]] = {
           yield %2
         }
     """), "the combine region must yield ['f32'], got ['f64']"),
+    "histogram": (kernel("%0 = histogram %t : tile<8xi32>"), "histogram needs integers, got tile<16xf32>"),
+    "gather": (kernel("""
+        %0 = constant {value = 1} : tile<4x16xi32>
+        %1 = constant {value = 1.0} : tile<4x8xf32>
+        %2 = gather %1, %0 {axis = 0} : tile<4x16xf32>
+    """), "index shape (4, 16) differs from src shape (4, 8) in dim 1 (not the axis)"),
     "dot": (kernel("""
         %0 = constant {value = 1.0} : tile<16x32xf16>
         %1 = constant {value = 1.0} : tile<16x16xf16>
@@ -201,6 +207,26 @@ def test_invalid(name: str) -> None:
 
 @pytest.mark.parametrize("text,message", WARP_MORE_INVALID)
 def test_warp_op_rules(text: str, message: str) -> None:
+    rejects(text, message)
+
+
+INDEXING_INVALID = [
+    (kernel("%0 = histogram %i : tile<12xi32>"), "result must be a 1-D i32 tile of a power-of-two size"),
+    (kernel("%0 = histogram %i : tile<8xi64>"), "result must be a 1-D i32 tile of a power-of-two size"),
+    (kernel("%0 = histogram %i, mask=%i : tile<8xi32>"), "mask must be i1 of shape (16,), got tile<16xi32>"),
+    (kernel("%0 = constant {value = 1} : tile<4x4xi32>\n%1 = histogram %0 : tile<8xi32>"),
+     "histogram needs a 1-D tile, got tile<4x4xi32>"),
+    (kernel("%0 = gather %t, %t {axis = 0} : tile<16xf32>"), "index must be an integer tile, got tile<16xf32>"),
+    (kernel("%0 = gather %t, %m {axis = 0} : tile<16xf32>"), "index must be an integer tile, got tile<16xi1>"),
+    (kernel("%0 = gather %t, %i {axis = 1} : tile<16xf32>"), "axis 1 out of range for rank 1"),
+    (kernel("%0 = gather %t, %i {axis = 0} : tile<16xf16>"), "result must be f32 of shape (16,), got tile<16xf16>"),
+    (kernel("%0 = reshape %i : tile<4x4xi32>\n%1 = gather %t, %0 {axis = 0} : tile<4x4xf32>"),
+     "index has rank 2, src has rank 1"),
+]
+
+
+@pytest.mark.parametrize("text,message", INDEXING_INVALID)
+def test_gather_and_histogram_rules(text: str, message: str) -> None:
     rejects(text, message)
 
 

@@ -23,6 +23,7 @@ from tlxc.ir.layout.amd import AmdMfma
 from tlxc.ir.layout.common import blocked, slice_layout
 from tlxc.ir.layout.linear import LinearLayout
 from tlxc.ir.layout.nvidia import mma_v2_accumulator
+from tlxc.ir.layout.shape_ops import permute
 from tlxc.ir.parser import parse_ir
 from tlxc.ir.passes import PassOptions, dce, layouts
 from tlxc.ir.verifier import verify
@@ -155,6 +156,48 @@ CHECK-NEXT: %mb = broadcast %m1 : tile<64x128xf32, [[P]]>
 CHECK-NEXT: %y = sub %x, %mb : tile<64x128xf32, [[P]]>
 CHECK-NEXT: store %pp, %y
 """, P=P, SLICE=slice_layout(P, 1), EXPANDED=blocked([64, 1], [1, 1], [1, 32], [4, 1], [1, 0]))
+    assert "convert_layout" not in out
+
+
+# -- gather and histogram: through shared memory, so their sources keep their layouts ------------
+
+INDEXED = """
+    %r = arange {start = 0, end = 8} : tile<8xi32>
+    %c = arange {start = 0, end = 16} : tile<16xi32>
+    %r1 = expand_dims %r {axis = 1} : tile<8x1xi32>
+    %c1 = expand_dims %c {axis = 0} : tile<1x16xi32>
+    %rb = broadcast %r1 : tile<8x16xi32>
+    %cb = broadcast %c1 : tile<8x16xi32>
+    %o = add %rb, %cb : tile<8x16xi32>
+    %sp = splat %p : tile<8x16xptr<f32>>
+    %pp = addptr %sp, %o : tile<8x16xptr<f32>>
+    %src = load %pp : tile<8x16xf32>
+    %t = trans %src {order = [1, 0]} : tile<16x8xf32>
+    %ix = constant {value = 3} : tile<16x8xi32>
+    %g = gather %t, %ix {axis = 1} : tile<16x8xf32>
+    %m = cmp %c, %c {predicate = "lt"} : tile<16xi1>
+    %h = histogram %c, mask=%m : tile<64xi32>
+    return
+"""
+
+
+def test_gather_follows_its_index_and_histogram_takes_the_canonical_layout() -> None:
+    """``gather`` reads its source from shared memory in whatever layout the source has
+    (the transposed load is not converted) and gives its result in the index's layout;
+    ``histogram``'s result is the canonical layout of its shape and its mask follows the
+    values."""
+    P = blocked([8, 16], [1, 1], [2, 16], [4, 1], [1, 0])
+    module = layouts.run(parse(kernel(INDEXED, "%p: ptr<f32>")), _options_for("sm_90a"))  # no DCE: nothing is used
+    verify(module)
+    out = print_ir(module)
+    index = blocked([16, 8], [1, 1], [4, 8], [4, 1], [1, 0])
+    filecheck(out, """
+CHECK: %src = load %pp : tile<8x16xf32, [[P]]>
+CHECK-NEXT: %t = trans %src {order = [1, 0]} : tile<16x8xf32, [[T]]>
+CHECK-NEXT: %ix = constant {value = 3} : tile<16x8xi32, [[INDEX]]>
+CHECK-NEXT: %g = gather %t, %ix {axis = 1} : tile<16x8xf32, [[INDEX]]>
+CHECK: %h = histogram %c, mask=%m : tile<64xi32, [[BINS]]>
+""", P=P, T=permute(P, (1, 0)), INDEX=index, BINS=blocked([64], [1], [32], [4], [0]))
     assert "convert_layout" not in out
 
 

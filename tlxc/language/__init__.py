@@ -23,7 +23,7 @@ from .core import (  # noqa: F401,A004
 # Triton's tl names that tlxc does not have yet: using one is TLXC-NAME-002, "not supported
 # yet", rather than an unknown name (the frontend's attribute lookup reads this set)
 NOT_YET = frozenset({
-    "sort", "topk", "flip", "gather", "histogram",
+    "sort", "topk", "flip",
     "softmax", "bitonic_merge", "max_constancy",
     "load_tensor_descriptor", "store_tensor_descriptor", "slice",
 })

@@ -203,6 +203,8 @@ reduce = _b("reduce", "Reduce one tile or a tuple of tiles along an axis with a 
 cumsum = _b("cumsum", "Inclusive running sum along an axis.")
 cumprod = _b("cumprod", "Inclusive running product along an axis.")
 associative_scan = _b("associative_scan", "Inclusive scan along an axis with a @jit combine function.")
+histogram = _b("histogram", "Count the values 0..num_bins-1 of a 1-D integer tile (int32 result of num_bins).")
+gather = _b("gather", "Read src at the index tile's coordinates along an axis.")
 dot = _b("dot", "Matrix product a @ b (+ acc).")
 dot_scaled = _b("dot_scaled", "Matrix product of microscaled (mx) operands: (a * a_scale) @ (b * b_scale) + acc.")
 # -- control and hints ------------------------------------------------------------------

@@ -21,6 +21,7 @@ from . import (  # noqa: F401  (importing a lowering module registers its rules)
     lower_convert,
     lower_dot,
     lower_dot_scaled,
+    lower_indexing,
     lower_math,
     lower_memory,
     lower_reduce,

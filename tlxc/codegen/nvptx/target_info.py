@@ -19,6 +19,7 @@ from . import (  # noqa: F401  (importing a lowering module registers its rules)
     lower_control,
     lower_convert,
     lower_dot,
+    lower_indexing,
     lower_inline_asm,
     lower_memory,
     lower_print,

@@ -6,6 +6,7 @@ from . import (  # noqa: F401  (registers the rules)
     arith,
     atomics,
     block_ptr,
+    indexing,
     inline_asm,
     memory,
     misc,
@@ -33,4 +34,5 @@ TENSOR_METHODS: dict[str, str] = {
     "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil", "erf": "erf", "sigmoid": "sigmoid",
     "cdiv": "cdiv", "fma": "fma", "cast": "cast", "squeeze": "squeeze", "unsqueeze": "expand_dims",
     "cumsum": "cumsum", "cumprod": "cumprod",
+    "gather": "gather", "histogram": "histogram",
 }

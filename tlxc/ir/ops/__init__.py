@@ -9,6 +9,7 @@ from .barriers import *  # noqa: F401,F403
 from .buffers import *  # noqa: F401,F403
 from .cluster import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
 from .inline_asm import *  # noqa: F401,F403
 from .memory import *  # noqa: F401,F403
 from .misc import *  # noqa: F401,F403

@@ -428,6 +428,14 @@ class _Assigner:
                 self.set_layout(r, self.canonical(r.type.shape))
         elif isinstance(op, ops.ReduceOp):
             self.set_layout(op.result, slice_layout(_layout(op.x), op.axis))
+        # gather and histogram read their source through shared memory from whatever layout
+        # it has; each thread's results follow the index (gather) or the canonical layout
+        elif isinstance(op, ops.GatherOp):
+            self.set_layout(op.result, _layout(op.index))
+        elif isinstance(op, ops.HistogramOp):
+            if op.mask is not None:
+                self.require(op, 1, _layout(op.x))
+            self.set_layout(op.result, self.canonical(op.result.type.shape))
         elif isinstance(op, ops.ExpandDimsOp):
             self.set_layout(op.result, shape_ops.expand_dims(_layout(op.x), op.axis))
         elif isinstance(op, ops.TransOp):
