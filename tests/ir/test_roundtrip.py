@@ -193,6 +193,7 @@ ROUNDTRIP: dict[str, str] = {
           %7 = mul %u, %v : f32
           yield %7
         } loc(9:4)
+    """),
     "histogram": kernel("""
         %0 = histogram %i : tile<8xi32>
         %1 = histogram %i, mask=%m : tile<1xi32> loc(9:8)
