@@ -253,3 +253,58 @@ def test_integer_divisibility_promise_is_checked() -> None:
     assert out[0] == 32
     with pytest.raises(CompilationError, match="not a multiple of 16"):
         run(func, (1, 1, 1), [out, 33])
+
+
+# -- host addresses read from memory (a pointer table, as Triton's grouped GEMM builds) ---------
+
+def test_pointer_tables_reach_the_callers_arrays(load_kernels) -> None:  # type: ignore[no-untyped-def]
+    """The kernel reads real data addresses from an int64 table and loads and stores through
+    them, reaching arrays that are not arguments, in place (as on a GPU)."""
+    m = load_kernels("""
+@tlxc.jit
+def scale_all(table, sizes, out, BLOCK: tl.constexpr):
+    g = tl.program_id(0)
+    p = tl.load(table + g).to(tl.pointer_type(tl.float32))
+    n = tl.load(sizes + g)
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(p + offs, mask=offs < n, other=0.0)
+    tl.store(out + g * BLOCK + offs, v * 2.0)
+    tl.store(p + offs, v + 1.0, mask=offs < n)
+""")
+    groups = [np.arange(5, dtype=np.float32), np.arange(16, dtype=np.float32) + 100]
+    table = np.array([a.ctypes.data for a in groups], np.int64)
+    sizes = np.array([5, 16], np.int32)
+    out = np.zeros((2, 16), np.float32)
+    m.scale_all.interpret[(2,)](table, sizes, out, BLOCK=16)
+    np.testing.assert_array_equal(out[0], np.r_[np.arange(5) * 2.0, np.zeros(11)])
+    np.testing.assert_array_equal(out[1], (np.arange(16) + 100) * 2.0)
+    np.testing.assert_array_equal(groups[0], np.arange(5) + 1.0)  # written in place
+    np.testing.assert_array_equal(groups[1], np.arange(16) + 101.0)
+
+
+def test_a_table_address_past_its_array_is_reported(load_kernels) -> None:  # type: ignore[no-untyped-def]
+    m = load_kernels("""
+@tlxc.jit
+def first(table, out, BLOCK: tl.constexpr):
+    p = tl.load(table).to(tl.pointer_type(tl.float32))
+    tl.store(out + tl.arange(0, BLOCK), tl.load(p + tl.arange(0, BLOCK)))  # ERR
+""")
+    small = np.arange(4, dtype=np.float32)
+    table = np.array([small.ctypes.data], np.int64)
+    with pytest.raises(InterpreterError) as info:
+        m.first.interpret[(1,)](table, np.zeros(8, np.float32), BLOCK=8)
+    e = info.value
+    assert e.code == "TLXC-INTERP-001" and "out of bounds load of argument 'host array at" not in e.message
+    assert "out of bounds load of host array at" in e.message and "element index 4" in e.message
+
+
+def test_an_address_in_no_array_is_reported(load_kernels) -> None:  # type: ignore[no-untyped-def]
+    m = load_kernels("""
+@tlxc.jit
+def wild(table, out):
+    p = tl.load(table).to(tl.pointer_type(tl.float32))
+    tl.store(out, tl.load(p))
+""")
+    with pytest.raises(InterpreterError) as info:
+        m.wild.interpret[(1,)](np.array([0x1234560], np.int64), np.zeros(1, np.float32))
+    assert "in no numpy array or CPU tensor the program can reach" in info.value.message

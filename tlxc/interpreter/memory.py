@@ -84,7 +84,8 @@ class Region:
 
     def describe(self) -> str:
         a = self.array
-        return f"argument '{self.name}' ({a.dtype} array of shape {a.shape}, {a.size} elements, {a.nbytes} bytes)"
+        what = self.name if self.index < 0 else f"argument '{self.name}'"  # a host array reached by address
+        return f"{what} ({a.dtype} array of shape {a.shape}, {a.size} elements, {a.nbytes} bytes)"
 
     def view(self, dt: np.dtype) -> np.ndarray | None:
         """The span as a flat array of ``dt``, element 0 at byte ``lo``; None when the span
@@ -149,6 +150,10 @@ class Memory:
         missing = sel & (which < 0)
         if missing.any():
             lane = tuple(int(i) for i in np.argwhere(missing)[0])
+            near = self._host.below(int(addr[lane]))
+            if near is not None:  # just past (or before) an array the other lanes use: name it
+                region = self._host.region(near)
+                self._raise(region, addr - np.int64(region.base), missing, dt, loc, access, "out of bounds")
             raise InterpreterError(
                 "TLXC-INTERP-001",
                 f"{access} through address {int(addr[lane]):#x}, which is in no pointer argument and in no numpy "
@@ -244,9 +249,10 @@ class HostArrays:
 
     def find(self, addr: np.ndarray, sel: np.ndarray) -> np.ndarray:
         """Per lane, the index of the array whose bytes hold the address (-1: none)."""
-        out = np.full(addr.shape, -1, np.int64)
-        for lane in zip(*np.nonzero(sel)):
-            a = int(addr[lane])
+        flat_addr, flat_sel = np.asarray(addr).reshape(-1), np.asarray(sel).reshape(-1)
+        out = np.full(flat_addr.shape, -1, np.int64)
+        for lane in np.flatnonzero(flat_sel).tolist():
+            a = int(flat_addr[lane])
             k = bisect.bisect_right(self.starts, a) - 1
             while k >= 0 and self.spans[k][1] <= a:  # an earlier, longer span may still hold it
                 k -= 1
@@ -254,7 +260,15 @@ class HostArrays:
                     break
             if k >= 0 and self.spans[k][0] <= a < self.spans[k][1]:
                 out[lane] = k
-        return out
+        return out.reshape(np.shape(addr))
+
+    def below(self, a: int, reach: int = 1 << 16) -> int | None:
+        """The array that ends at most ``reach`` bytes before address ``a`` (a stray index
+        past its end), or None."""
+        k = bisect.bisect_right(self.starts, a) - 1
+        if k >= 0 and a - self.spans[k][1] < reach:
+            return k
+        return None
 
     def region(self, k: int) -> Region:
         if k not in self.regions:
