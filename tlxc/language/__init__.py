@@ -23,7 +23,6 @@ from .core import (  # noqa: F401,A004
 # Triton's tl names that tlxc does not have yet: using one is TLXC-NAME-002, "not supported
 # yet", rather than an unknown name (the frontend's attribute lookup reads this set)
 NOT_YET = frozenset({
-    "sort", "topk", "flip",
     "softmax", "bitonic_merge", "max_constancy",
     "load_tensor_descriptor", "store_tensor_descriptor", "slice",
 })
@@ -39,4 +38,8 @@ def __getattr__(name: str):  # noqa: ANN202
         from . import random
 
         return getattr(random, name)
+    if name in ("flip", "sort", "topk"):
+        from . import standard
+
+        return getattr(standard, name)
     raise AttributeError(f"module 'tlxc.language' has no attribute {name!r}")

@@ -1,0 +1,90 @@
+"""``tl.flip``, ``tl.sort`` and ``tl.topk``, written in the kernel language on top of
+``tl.gather``, so every target and the interpreter get them from one source.
+
+* ``flip(x, dim)``: element ``i`` along ``dim`` becomes element ``n - 1 - i``.
+* ``sort(x, dim, descending)``: a bitonic sorting network along ``dim``: ``log2(n) *
+  (log2(n) + 1) / 2`` compare-exchange stages, each reading the partner ``i ^ j`` with
+  one ``gather`` and keeping the min or the max. The axis must be a power of two (as in
+  Triton); ties keep equal values, so the result is the sorted multiset.
+* ``topk(x, k, dim)``: the ``k`` largest values along ``dim``, in descending order
+  (``sort`` descending, then the first ``k``).
+
+``dim`` defaults to the last dimension. Each stage goes through shared memory (a gather),
+so these suit modest axes (up to a few thousand elements per program).
+"""
+
+from __future__ import annotations
+
+# absolute imports: this module is loaded on first use of tl.sort & co (language/__init__.py)
+import tlxc
+from tlxc.language import core as tl
+
+
+@tlxc.constexpr_function
+def _log2(n):  # noqa: ANN001, ANN202
+    n = int(n)
+    if n < 1 or n & (n - 1):
+        raise ValueError(f"the axis has {n} elements; sort, flip and topk need a power of two")
+    return n.bit_length() - 1
+
+
+@tlxc.constexpr_function
+def _axis(dim, rank):  # noqa: ANN001, ANN202
+    d = rank - 1 if dim is None else int(dim)
+    if not -rank <= d < rank:
+        raise ValueError(f"dim {dim} is out of range for a tile of rank {rank}")
+    return d % rank
+
+
+@tlxc.constexpr_function
+def _with_dim(shape, dim, n):  # noqa: ANN001, ANN202
+    return tuple(n if i == dim else s for i, s in enumerate(shape))
+
+
+@tlxc.jit
+def _index_along(x_shape: tl.constexpr, dim: tl.constexpr, n: tl.constexpr):
+    """``i`` along ``dim`` (size ``n``), broadcast to ``x_shape`` with ``dim`` of size ``n``."""
+    idx = tl.arange(0, n)
+    for a in tl.static_range(len(x_shape)):
+        if a != dim:
+            idx = tl.expand_dims(idx, a)
+    return tl.broadcast_to(idx, _with_dim(x_shape, dim, n))
+
+
+@tlxc.jit
+def flip(x, dim: tl.constexpr = None):
+    """``x`` reversed along ``dim`` (the last by default)."""
+    d: tl.constexpr = _axis(dim, len(x.shape))
+    n: tl.constexpr = x.shape[d]
+    i = _index_along(x.shape, d, n)
+    return tl.gather(x, (n - 1) - i, d)
+
+
+@tlxc.jit
+def sort(x, dim: tl.constexpr = None, descending: tl.constexpr = False):
+    """``x`` sorted along ``dim`` (the last by default), ascending unless ``descending``."""
+    d: tl.constexpr = _axis(dim, len(x.shape))
+    n: tl.constexpr = x.shape[d]
+    steps: tl.constexpr = _log2(n)
+    i = _index_along(x.shape, d, n)
+    for s in tl.static_range(1, steps + 1):
+        for t in tl.static_range(s):
+            j: tl.constexpr = 1 << (s - 1 - t)
+            y = tl.gather(x, i ^ j, d)
+            ascending = (i & (1 << s)) == 0  # this block of 2**s sorts up (then the merge flips)
+            if descending:
+                ascending = (i & (1 << s)) != 0
+            lower = (i & j) == 0  # i is the lower of the pair
+            x = tl.where(ascending == lower, tl.minimum(x, y), tl.maximum(x, y))
+    return x
+
+
+@tlxc.jit
+def topk(x, k: tl.constexpr, dim: tl.constexpr = None):
+    """The ``k`` largest values of ``x`` along ``dim`` (the last by default), largest first."""
+    d: tl.constexpr = _axis(dim, len(x.shape))
+    s = sort(x, d, True)
+    return tl.gather(s, _index_along(x.shape, d, k), d)
+
+
+NAMES = ("flip", "sort", "topk")
