@@ -7,9 +7,10 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import os
 from typing import TYPE_CHECKING, Any
 
-from ..errors import SemanticError
+from ..errors import CompilationError, SemanticError
 from ..ir.types import DType, PointerType, TensorDescType
 from ..language import core as tl
 from ..language.constexpr_function import ConstexprFunction
@@ -176,7 +177,14 @@ class CallMixin(_Base):
             scope[name] = unwrap(value)
         if fn not in self.callees:
             self.callees.append(fn)
-        return self.inline_result(self.callee(fn.source, scope), fn)
+        try:
+            return self.inline_result(self.callee(fn.source, scope), fn)
+        except CompilationError as e:
+            if not in_tlxc(e.loc):
+                raise
+            # an error inside tlxc's own kernel-language library (tl.sort, tl.rand...): the
+            # user's line is the call into it
+            raise self.error(node, e.code, e.message, e.help) from None
 
     def callee(self, src: Any, scope: dict[str, Any]) -> Any:
         """The visitor of an inlined function's body."""
@@ -189,6 +197,15 @@ class CallMixin(_Base):
         """Visit an inlined function's body with ``callee``; what it returns."""
         callee.visit_block(fn.source.tree.body)
         return callee.ret
+
+
+def in_tlxc(loc: Any) -> bool:
+    """Whether ``loc`` is in a file of the tlxc package (its kernel-language library)."""
+    file = getattr(loc, "file", None)
+    return isinstance(file, str) and os.path.abspath(file).startswith(_TLXC_DIR + os.sep)
+
+
+_TLXC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _py_min_max(gen: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any], which: str) -> Any:
