@@ -58,3 +58,24 @@ def test_one_tma_load_lands_in_both_ctas(torch: Any) -> None:
     torch.cuda.synchronize()
     torch.testing.assert_close(y[0], a, rtol=0, atol=0)
     torch.testing.assert_close(y[1], a, rtol=0, atol=0)
+
+
+NUM_CTAS = """
+@tlxc.jit
+def count_and_fill(out, hits, N: tl.constexpr):
+    offs = tl.program_id(0) * N + tl.arange(0, N)
+    tl.store(out + offs, offs.to(tl.float32) + tl.num_programs(0) * 0.0)
+    tl.atomic_add(hits + tl.program_id(0), 1)  # once per program, not once per CTA of its cluster
+"""
+
+
+@pytest.mark.parametrize("num_ctas", [2, 4])
+def test_num_ctas_runs_each_program_once(torch: Any, load_kernels: Any, num_ctas: int) -> None:
+    """Triton's num_ctas: a program is a cluster of num_ctas CTAs and runs once."""
+    m = load_kernels(NUM_CTAS)
+    out = torch.zeros(5 * 128, device="cuda")
+    hits = torch.zeros(5, device="cuda", dtype=torch.int32)
+    m.count_and_fill[(5,)](out, hits, N=128, num_ctas=num_ctas)
+    torch.cuda.synchronize()
+    assert torch.equal(out, torch.arange(5 * 128, device="cuda", dtype=torch.float32))
+    assert hits.cpu().tolist() == [1] * 5
