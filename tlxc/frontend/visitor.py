@@ -20,7 +20,6 @@ from ..errors import CompilationError, InternalCompilerError, SemanticError
 from ..ir.builder import Builder
 from ..ir.core import Location
 from ..ir.types import AliasSpecType, MemDescType, TensorDescType
-from ..language import NOT_YET as tl_not_yet
 from ..language.core import Builtin, constexpr
 from .calls import BoundMethod, CallMixin
 from .control import ControlFlowMixin, ControlSignal
@@ -201,8 +200,9 @@ class CodeGenerator(ControlFlowMixin, CallMixin, TaskMixin, ast.NodeVisitor):
         try:
             return unwrap(getattr(base, name))
         except AttributeError:
-            if isinstance(base, types.ModuleType) and base.__name__ == "tlxc.language" and name in tl_not_yet:
-                raise self.error(node, "TLXC-NAME-002", f"tl.{name} is not supported by tlxc yet") from None
+            lacking = _not_yet(base, name)
+            if lacking is not None:
+                raise self.error(node, "TLXC-NAME-002", lacking) from None
             what = f"module '{base.__name__}'" if isinstance(base, types.ModuleType) else describe(base)
             raise self.error(node, "TLXC-NAME-001", f"{what} has no attribute '{name}'") from None
 
@@ -422,6 +422,21 @@ def _mutable(value: Any) -> str:
     if isinstance(value, tuple):
         return next((f"tuple holding a {k}" for k in map(_mutable, value) if k), "")
     return ""
+
+
+def _not_yet(base: Any, name: str) -> str | None:
+    """The message for a name that a tlxc library module (``tl``, ``libdevice``...) lists
+    in its ``NOT_YET`` (Triton has it, tlxc not yet), or None. A module's ``NOT_YET`` is a
+    set of names or a dict of name -> why; the module's ``SHORT_NAME`` is how users spell
+    it (``tl``), else its last dotted component."""
+    if not isinstance(base, types.ModuleType) or not base.__name__.startswith("tlxc."):
+        return None
+    lacking = getattr(base, "NOT_YET", None)
+    if lacking is None or name not in lacking:
+        return None
+    short = getattr(base, "SHORT_NAME", base.__name__.rsplit(".", 1)[-1])
+    why = lacking.get(name) if isinstance(lacking, dict) else None
+    return f"{short}.{name} is not supported by tlxc yet" + (f" ({why})" if why else "")
 
 
 PY_BUILTINS: dict[str, Any] = {

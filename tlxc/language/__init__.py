@@ -20,8 +20,11 @@ from .core import (  # noqa: F401,A004
     tensor_descriptor_base,
 )
 
+SHORT_NAME = "tl"  # how kernels spell this module (in messages)
+
 # Triton's tl names that tlxc does not have yet: using one is TLXC-NAME-002, "not supported
-# yet", rather than an unknown name (the frontend's attribute lookup reads this set)
+# yet", rather than an unknown name (the frontend's attribute lookup reads the NOT_YET of
+# any tlxc library module)
 NOT_YET = frozenset({
     "softmax", "bitonic_merge", "max_constancy",
     "load_tensor_descriptor", "store_tensor_descriptor", "slice",
@@ -38,6 +41,10 @@ def __getattr__(name: str):  # noqa: ANN202
         from . import random
 
         return getattr(random, name)
+    if name == "extra":  # tl.extra.cuda.libdevice & co; importing it needs the whole tlxc package
+        import importlib
+
+        return importlib.import_module(__name__ + ".extra")
     if name in ("flip", "sort", "topk"):
         from . import standard
 

@@ -273,19 +273,27 @@ def _float_operand(ctx: Ctx, x: Any, what: str) -> Tensor:
 
 
 def _math(name: str, op_name: str | None = None) -> None:
-    cls = ops.MATH_OPS[op_name or name]
+    """Register the rule ``name`` (``exp``, or ``libdevice.tanh`` for a namespaced builtin)
+    as the math op ``op_name`` (by default the name's last part) on a float operand."""
+    short = name.rsplit(".", 1)[-1]
+    cls = ops.MATH_OPS[op_name or short]
+    what = name if "." in name else f"tl.{name}"
 
     def impl(ctx: Ctx, x: Any) -> Tensor:
-        t = _float_operand(ctx, x, f"tl.{name}")
+        t = _float_operand(ctx, x, what)
         return Tensor(ctx.b.value(cls, [t.handle], t.type))
 
-    impl.__name__ = name
+    impl.__name__ = short
     rule(name)(impl)
 
 
 for _f in ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil", "erf"):
     _math(_f)
 _math("sqrt_rn", "sqrt")
+# math ops that tl itself does not name: libdevice's tan, tanh, trunc and round (half away
+# from zero, C's round) are builtins of tlxc.language.extra.libdevice
+for _f in ("tan", "tanh", "trunc", "round"):
+    _math(f"libdevice.{_f}")
 
 
 @rule("abs")
