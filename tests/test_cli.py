@@ -72,8 +72,8 @@ def test_output_file_and_pass_dumps(kernel_file: Path, tmp_path: Path, capsys: p
 
 
 PIPELINES = {
-    "sm_90a": ["fold", "cse", "dce", "check-target", "tma-staging", "dot-to-wgmma", "buffer-layouts", "layouts",
-               "dce", "smem-alloc", "membar"],
+    "sm_90a": ["fold", "cse", "dce", "check-target", "decompose-scaled-dot", "tma-staging", "dot-to-wgmma",
+               "buffer-layouts", "layouts", "dce", "smem-alloc", "membar"],
     "gfx950": ["fold", "cse", "dce", "descriptor-pointers", "check-target", "buffer-layouts", "layouts", "dce",
                "smem-alloc", "membar"],
 }

@@ -210,9 +210,10 @@ def k(x):
     ("TLXC-CODEGEN-001", HEAD + """
 @tlxc.jit
 def k(x):
-    a = tl.zeros((32, 64), tl.float16)
-    c = tl.dot_scaled(a, None, "fp16", tl.trans(a), None, "fp16")  # ERR tl.dot_scaled
-    tl.store(x + tl.arange(0, 32), tl.sum(c, 0))
+    a = tl.zeros((2, 32, 64), tl.float16)
+    b = tl.zeros((2, 64, 32), tl.float16)
+    c = tl.dot_scaled(a, None, "fp16", b, None, "fp16")  # ERR tl.dot_scaled
+    tl.store(x + tl.arange(0, 32), tl.sum(tl.sum(c, 0), 0))
 """, "k.compile('*fp32', arch='sm_90a').asm['ptx']"),
 ]
 

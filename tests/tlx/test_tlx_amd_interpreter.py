@@ -18,8 +18,9 @@ import tlx_amd_kernels as K  # tests/tlx/tlx_amd_kernels.py
 
 import tlxc.tlx as tlx
 
-# AMD operations and tl.dot_scaled have no NVIDIA lowering: with TLXC_TEST_ON_GPU=1 (the
-# H200) these stay in the interpreter, which is what they check
+# AMD operations have no NVIDIA lowering (tl.dot_scaled's NVIDIA decomposition is checked in
+# tests/passes/test_decompose_scaled_dot.py): with TLXC_TEST_ON_GPU=1 (the H200) these stay
+# in the interpreter, which is what they check
 pytestmark = pytest.mark.interpreter_only
 
 BF16 = ml_dtypes.bfloat16

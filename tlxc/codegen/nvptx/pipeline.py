@@ -10,13 +10,23 @@ shows and the interpreter runs. The passes after it lower that IR for this targe
 
 from __future__ import annotations
 
-from ...ir.passes import buffer_layouts, dce, dot_to_wgmma, layouts, membar, smem_alloc, tma_staging
+from ...ir.passes import (
+    buffer_layouts,
+    dce,
+    decompose_scaled_dot,
+    dot_to_wgmma,
+    layouts,
+    membar,
+    smem_alloc,
+    tma_staging,
+)
 from ...ir.passes.pipeline import TILE_PIPELINE, Entry
 from . import check_target
 
 PIPELINE: list[Entry] = [
     *TILE_PIPELINE,                           # fold, CSE, DCE to a fixed point
     ("check-target", check_target.run),       # AMD ops and tensor memory refused at the user's line
+    ("decompose-scaled-dot", decompose_scaled_dot.run),  # tl.dot_scaled -> decode, scale, bf16 dot
     ("tma-staging", tma_staging.run),         # descriptor load/store -> TMA through a staging buffer
     ("dot-to-wgmma", dot_to_wgmma.run),       # tl.dot -> async_dot (wgmma) where the target has it
     ("buffer-layouts", buffer_layouts.run),   # NVMMA swizzles for shared-memory buffers
