@@ -5,11 +5,15 @@ device's properties -- so that TLX and Triton files run after renaming ``triton`
 
 It answers from the GPU that launches run on (``backend.gpu_arch``'s rule: the NVIDIA GPU
 where cuda-python finds one, else the AMD GPU). Importing it touches no GPU; asking a
-GPU fact without one raises ``NoGPUError`` saying why.
+GPU fact without one raises ``NoGPUError`` saying why -- except under ``TLXC_INTERPRET=1``
+(the interpreter runs every launch): there a machine without a GPU is described as a
+stand-in sm_90a device with an H200's numbers on the CPU (``torch.device("cpu")``), so
+that scripts written for a GPU, Triton's tutorials among them, run in the interpreter.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,14 +42,33 @@ class GPUTarget:
 
 
 def _device() -> Any:
-    """The device launches run on: ``driver.Device`` or ``hip.HipDevice``."""
+    """The device launches run on: ``driver.Device`` or ``hip.HipDevice`` (or, interpreting
+    without a GPU, the stand-in ``_CPU``)."""
     try:
         return driver.device()
     except NoGPUError as cuda:
         try:
             return hip.device()
         except NoGPUError as amd:
+            if os.environ.get("TLXC_INTERPRET", "0") not in ("", "0"):
+                return _CPU
             raise NoGPUError(f"{cuda}\nno AMD GPU either: {amd}") from None
+
+
+class _InterpreterDevice:
+    """What ``driver.active`` describes when the interpreter runs every launch on a machine
+    without a GPU: an sm_90a device with an H200's numbers, whose tensors live on the CPU."""
+
+    ordinal = 0
+    name = "interpreter (stand-in sm_90a)"
+    capability = (9, 0)
+    multiprocessors = 132
+    max_shared_per_block = 232448
+    properties = {"max_shared_mem": 232448, "max_num_regs": 65536, "multiprocessor_count": 132, "warpSize": 32,
+                  "sm_clock_rate": 1980000, "mem_clock_rate": 3201000, "mem_bus_width": 6144}
+
+
+_CPU = _InterpreterDevice()
 
 
 class _Utils:
@@ -59,6 +82,8 @@ class _Utils:
         if index is not None and int(index) != dev.ordinal:
             raise TlxcRuntimeError(f"tlxc launches on GPU {dev.ordinal} ({dev.name}); it cannot describe GPU "
                                    f"{index}")
+        if dev is _CPU:
+            return dict(_CPU.properties)
         if isinstance(dev, driver.Device):
             def attr(name: str) -> int:
                 return driver._attr(name, dev.handle)
@@ -81,7 +106,7 @@ class ActiveDriver:
 
     def get_current_target(self) -> GPUTarget:
         dev = _device()
-        if isinstance(dev, driver.Device):
+        if isinstance(dev, (driver.Device, _InterpreterDevice)):
             major, minor = dev.capability
             return GPUTarget("cuda", major * 10 + minor, 32)
         return GPUTarget("hip", dev.arch, dev.wave_size)
@@ -94,12 +119,19 @@ class ActiveDriver:
         return _torch().cuda
 
     def get_active_torch_device(self) -> Any:
-        """PyTorch's device of the GPU launches run on (``torch.device("cuda", i)``)."""
-        return _torch().device("cuda", _device().ordinal)
+        """PyTorch's device of the GPU launches run on (``torch.device("cuda", i)``; the CPU
+        for the interpreter's stand-in)."""
+        dev = _device()
+        if dev is _CPU:
+            return _torch().device("cpu")
+        return _torch().device("cuda", dev.ordinal)
 
     def get_current_stream(self, device: Any = None) -> int:
         """The handle of the stream a launch uses by default (PyTorch's current one)."""
-        return driver.default_stream() if isinstance(_device(), driver.Device) else hip.default_stream()
+        dev = _device()
+        if dev is _CPU:
+            return 0
+        return driver.default_stream() if isinstance(dev, driver.Device) else hip.default_stream()
 
     @staticmethod
     def is_active() -> bool:

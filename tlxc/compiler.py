@@ -192,6 +192,8 @@ class CompiledKernel:
     metadata: dict[str, Any] = field(default_factory=dict)
     # the kernel functions it inlined, at any depth: a change to their source changes the variant
     callees: tuple[Any, ...] = ()
+    # every parameter of the kernel in order, constexprs included (``compiled[grid](*args)``)
+    param_names: tuple[str, ...] = ()
     _amd: Any = None  # the AMDGPU compile (toolchain.AmdObject): its object, until ld.lld links it
     _dump: Any = None  # the compile's dump hook, for the target's passes that run later
     _lowered: Any = None  # the IR the target's pipeline left (``lowered()``)
@@ -269,6 +271,61 @@ class CompiledKernel:
                 return True
         return False
 
+    # -- Triton's CompiledKernel surface that tutorials use (02: occupancy, then a launch) --
+    def __getitem__(self, grid: Any) -> Any:
+        """``compiled[grid](*args)``: launch this variant with every argument of the kernel,
+        constexprs included (those are compiled in and skipped), as Triton's
+        ``CompiledKernel``. Under ``TLXC_INTERPRET=1`` the interpreter runs it."""
+        import os
+
+        dims = (grid,) if isinstance(grid, int) else tuple(grid)
+        dims = tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
+
+        def launch(*args: Any, stream: Any = None, **kwargs: Any) -> Any:
+            named = dict(zip(self.param_names, args))
+            named.update(kwargs)
+            missing = [p for p in self.signature if p not in named]
+            if missing:
+                raise CompilationError("TLXC-LAUNCH-001", f"kernel '{self.name}' launched without "
+                                       f"{', '.join(missing)}")
+            passed = [named[p] for p in self.signature]
+            if os.environ.get("TLXC_INTERPRET", "0") not in ("", "0"):
+                from .interpreter import run_kernel
+
+                run_kernel(self.func, dims, passed)
+                return self
+            if getattr(self, "_loaded", None) is None:
+                from .runtime import LoadedKernel
+
+                binary = self.asm["hsaco"] if self.options.arch.startswith("gfx") else self.asm["cubin"]
+                self._loaded = LoadedKernel.from_spec(binary, self.launch_spec)  # type: ignore[attr-defined]
+            self._loaded(dims, passed, stream=stream)  # type: ignore[attr-defined]
+            return self
+
+        return launch
+
+    def _init_handles(self) -> None:
+        """Triton loads the binary here; tlxc makes it (ptxas) so that ``n_regs`` is known,
+        and loads it on the first launch."""
+        if self.options.arch.startswith("sm_"):
+            self.asm["cubin"]
+
+    @property
+    def n_regs(self) -> int:
+        """Registers per thread (ptxas's count; AMD: the VGPRs the code object declares)."""
+        self._init_handles()
+        if "registers" in self.metadata:
+            return int(self.metadata["registers"])
+        if self.options.arch.startswith("gfx"):
+            self.asm["amdgcn"]
+            return int(self.metadata.get("vgprs", self.metadata.get("registers", 0)))
+        raise KeyError(f"kernel '{self.name}': no register count (ptxas did not run)")
+
+    @property
+    def n_spills(self) -> int:
+        self._init_handles()
+        return int(self.metadata.get("spill_stores", 0))
+
     @property
     def launch_spec(self) -> LaunchSpec:
         """What the runtime needs to launch this variant (made by code generation's
@@ -317,7 +374,7 @@ def compile_kernel(kernel: "KernelDef", specs: dict[str, ArgSpec], constants: di
     module = run_pipeline(module, PassOptions(), TILE_PIPELINE, verify_each=options.verify_each_pass or _Verify.always,
                           dump=dump, timings=timings)
     ck = CompiledKernel(kernel.__name__, module, specs, constants, options, used, timings=timings,
-                        callees=tuple(callees))
+                        callees=tuple(callees), param_names=tuple(kernel.params))
     ck._dump = dump
     ck.asm["ir"] = print_ir(module)
     return ck

@@ -121,10 +121,14 @@ def descriptor_array(arg: Any, t: TensorDescType, label: str, kernel: str) -> np
     if not all(hasattr(arg, f) for f in ("base", "shape", "strides", "block_shape")):
         raise CompilationError("TLXC-LAUNCH-003", f"argument '{label}' of kernel '{kernel}' is a TMA descriptor "
                                f"({t}): pass a tlxc.TensorDescriptor over a numpy array, got {type(arg).__name__}")
-    if not isinstance(arg.base, np.ndarray):
+    from .memory import host_view
+
+    base = host_view(arg.base)
+    if base is None:
         raise CompilationError("TLXC-LAUNCH-003", f"argument '{label}' of kernel '{kernel}': the interpreter needs "
-                               f"a TensorDescriptor over a numpy array, got one over a {type(arg.base).__name__}")
-    return arg.base
+                               f"a TensorDescriptor over a numpy array or a CPU tensor, got one over a "
+                               f"{type(arg.base).__name__}")
+    return base
 
 
 def _checked(address: int, shape: Sequence[Any], strides: Sequence[Any], block_shape: Sequence[Any],

@@ -224,6 +224,28 @@ class Memory:
                 _scatter(region, rel[sel], np.broadcast_to(value, rel.shape)[sel], dt)
 
 
+def host_view(arg: Any) -> np.ndarray | None:
+    """``arg`` as a numpy array over the same memory: a numpy array, or a CPU torch tensor
+    (bf16 and fp8 seen through ml_dtypes, as torch's numpy bridge lacks them); None for
+    anything else."""
+    if isinstance(arg, np.ndarray):
+        return arg
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(arg, torch.Tensor) or arg.device.type != "cpu":
+        return None
+    t = arg.detach()
+    import ml_dtypes
+
+    special = {torch.bfloat16: (torch.int16, ml_dtypes.bfloat16)}
+    for name, ml in (("float8_e4m3fn", ml_dtypes.float8_e4m3fn), ("float8_e5m2", ml_dtypes.float8_e5m2)):
+        if hasattr(torch, name):
+            special[getattr(torch, name)] = (torch.uint8, ml)
+    if t.dtype in special:
+        carrier, ml_type = special[t.dtype]
+        return t.view(carrier).numpy().view(ml_type)
+    return t.numpy()
+
+
 class HostArrays:
     """The arrays a kernel can reach by a host address (the module doc), by address range."""
 

@@ -20,7 +20,7 @@ from . import rules  # noqa: F401  (registers every rule)
 from .cluster import make_cluster, switcher
 from .compiler import Compiler
 from .descriptors import descriptor_array, host_descriptor
-from .memory import Memory, base_address
+from .memory import Memory, base_address, host_view
 from .numerics import scalar
 from .registry import LaunchState
 from .tasks import Scheduler, TaskInfo
@@ -50,12 +50,14 @@ def bind_arguments(func: FuncOp, args: Sequence[Any]) -> tuple[Memory, list[np.n
         label = param.name_hint or f"#{i}"
         t = param.type
         if isinstance(t, PointerType):
-            if not isinstance(arg, np.ndarray):
+            array = host_view(arg)
+            if array is None:
+                where = getattr(getattr(arg, "device", None), "type", None)
                 raise CompilationError(
                     "TLXC-LAUNCH-003",
-                    f"argument '{label}' of kernel '{name}' is a pointer ({t}): pass a numpy array, "
-                    f"got {type(arg).__name__}")
-            arrays.append((i, label, arg))
+                    f"argument '{label}' of kernel '{name}' is a pointer ({t}): pass a numpy array or a CPU "
+                    f"tensor, got {type(arg).__name__}" + (f" on {where}" if where not in (None, "cpu") else ""))
+            arrays.append((i, label, array))
             values.append(np.asarray(base_address(i), dtype=np.int64))
         elif isinstance(t, TensorDescType):
             # the descriptor's array becomes pointer argument i, so that faults name it

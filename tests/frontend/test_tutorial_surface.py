@@ -1,0 +1,68 @@
+"""What Triton's tutorials use beyond kernels, as a new user meets it with the module
+renamed: ``driver.active`` under ``TLXC_INTERPRET=1`` on a machine without a GPU (a
+stand-in sm_90a device on the CPU), CPU torch tensors as interpreter arguments, and
+the ``CompiledKernel`` surface of tutorial 02 (``warmup``, ``n_regs``, ``compiled[grid](...)``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tlxc
+import tlxc.language as tl
+
+
+@tlxc.jit
+def scale(x, y, n, s, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs, mask=offs < n) * s, mask=offs < n)
+
+
+@pytest.fixture
+def interpreting(monkeypatch: Any) -> None:
+    monkeypatch.setenv("TLXC_INTERPRET", "1")
+
+
+def test_driver_active_describes_a_stand_in_device_when_interpreting(interpreting: None, monkeypatch: Any) -> None:
+    from tlxc.runtime import driver, hip
+    from tlxc.runtime.errors import NoGPUError
+
+    def no_gpu() -> Any:
+        raise NoGPUError("no GPU here")
+
+    monkeypatch.setattr(driver, "device", no_gpu)
+    monkeypatch.setattr(hip, "device", no_gpu)
+    a = tlxc.runtime.driver.active
+    t = a.get_current_target()
+    assert (t.backend, t.arch, t.warp_size) == ("cuda", 90, 32) and t.is_cuda_backend()
+    props = a.utils.get_device_properties(0)
+    assert props["multiprocessor_count"] == 132 and props["max_shared_mem"] == 232448 and props["warpSize"] == 32
+    assert a.get_current_device() == 0 and a.get_current_stream() == 0
+    monkeypatch.setenv("TLXC_INTERPRET", "0")  # not interpreting: the missing GPU is an error again
+    with pytest.raises(NoGPUError):
+        a.get_current_target()
+
+
+def test_cpu_torch_tensors_are_interpreter_arguments() -> None:
+    torch = pytest.importorskip("torch")
+    x = torch.arange(100, dtype=torch.float32)
+    y = torch.zeros(100)
+    scale.interpret[(2,)](x, y, 100, 2.0, BLOCK=64)
+    assert torch.equal(y, x * 2)
+    xb = torch.arange(64, dtype=torch.bfloat16)
+    yb = torch.zeros(64, dtype=torch.bfloat16)
+    scale.interpret[(1,)](xb, yb, 64, 0.5, BLOCK=64)
+    assert torch.equal(yb, xb * 0.5)
+
+
+def test_compiled_kernel_grid_launch_takes_every_argument(interpreting: None) -> None:
+    x = np.arange(100, dtype=np.float32)
+    y = np.zeros(100, np.float32)
+    ck = scale.warmup(x, y, 100, 3.0, BLOCK=64, grid=(2,))
+    assert ck.n_regs > 0 if "cubin" in ck.asm.available() else True
+    ck[(2, 1, 1)](x, y, 100, 3.0, 64)  # constexprs positional too, as tutorial 02 passes them
+    np.testing.assert_array_equal(y, x * 3)
+    with pytest.raises(tlxc.CompilationError, match="launched without n, s"):
+        ck[(2,)](x, y)
