@@ -85,3 +85,13 @@ class LaunchError(TlxcRuntimeError):
 
 class PtxasError(TlxcRuntimeError):
     """ptxas rejected a PTX module (the message carries its output), or no ptxas was found."""
+
+
+def __getattr__(name: str) -> type:
+    # Triton's spelling `triton.runtime.errors.InterpreterError` (tlxc's lives in tlxc.errors),
+    # resolved on use so that importing the runtime does not load the compiler's modules
+    if name == "InterpreterError":
+        from tlxc.errors import InterpreterError
+
+        return InterpreterError
+    raise AttributeError(f"module 'tlxc.runtime.errors' has no attribute {name!r}")

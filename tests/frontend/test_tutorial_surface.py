@@ -66,3 +66,25 @@ def test_compiled_kernel_grid_launch_takes_every_argument(interpreting: None) ->
     np.testing.assert_array_equal(y, x * 3)
     with pytest.raises(tlxc.CompilationError, match="launched without n, s"):
         ck[(2,)](x, y)
+
+
+def test_src_and_unsafe_update_src_rewrite_a_kernel(interpreting: None) -> None:
+    """Triton's test_core patches kernels this way: take ``.src``, replace a placeholder,
+    ``_unsafe_update_src``; the new text is what compiles (the old variants are dropped)."""
+    k = tlxc.JITFunction(scale.fn)
+    assert "tl.store(y + offs, tl.load(x + offs, mask=offs < n) * s, mask=offs < n)" in k.src
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros(64, np.float32)
+    k[(1,)](x, y, 64, 2.0, BLOCK=64)
+    np.testing.assert_array_equal(y, x * 2)
+    k._unsafe_update_src(k.src.replace("* s", "+ s"))
+    k[(1,)](x, y, 64, 2.0, BLOCK=64)
+    np.testing.assert_array_equal(y, x + 2)
+    with pytest.raises(tlxc.CompilationError, match="does not parse"):
+        k._unsafe_update_src("def broken(:")
+
+
+def test_interpreter_error_under_triton_spelling() -> None:
+    from tlxc.runtime.errors import InterpreterError
+
+    assert InterpreterError is tlxc.InterpreterError

@@ -11,11 +11,12 @@ other way round).
 from __future__ import annotations
 
 import inspect
+import textwrap
 from typing import Any, Callable
 
 from ..errors import CompilationError
 from ..language.core import constexpr
-from .source import FunctionSource, parse_function
+from .source import FunctionSource, parse_function, parse_text
 
 
 def _is_constexpr_annotation(ann: Any) -> bool:
@@ -42,6 +43,7 @@ class KernelDef:
         self.constexpr_params = {n for n, p in self.signature.parameters.items()
                                  if _is_constexpr_annotation(p.annotation)}
         self._source: FunctionSource | None = None
+        self._src: str | None = None  # source text set by _unsafe_update_src
 
     @property
     def source(self) -> FunctionSource:
@@ -52,6 +54,31 @@ class KernelDef:
                 raise CompilationError("TLXC-SYNTAX-001", f"cannot read the source of {self.__name__}: {e}",
                                        None, "kernels must be defined in a .py file") from None
         return self._source
+
+    @property
+    def src(self) -> str:
+        """The kernel's source text (Triton's ``JITFunction.src``): the rewritten one after
+        ``_unsafe_update_src``."""
+        if self._src is not None:
+            return self._src
+        try:
+            return textwrap.dedent(inspect.getsource(self.fn))
+        except (OSError, TypeError) as e:
+            raise CompilationError("TLXC-SYNTAX-001", f"cannot read the source of {self.__name__}: {e}") from None
+
+    def _unsafe_update_src(self, text: str) -> None:
+        """Compile ``text`` instead of the function's own source from now on (Triton's
+        name: the caller promises the signature is unchanged). Variants compiled before are
+        dropped; the on-disk cache keys on the new text."""
+        try:
+            self._source = parse_text(self.fn, text)
+        except SyntaxError as e:
+            raise CompilationError("TLXC-SYNTAX-001", f"the new source of {self.__name__} does not parse: {e}")
+        self._src = text
+        self._source_changed()
+
+    def _source_changed(self) -> None:
+        """What depends on the source: nothing here (the JIT layer drops its variants)."""
 
     @property
     def runtime_params(self) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -33,6 +34,21 @@ class FunctionSource:
         end_col = getattr(node, "end_col_offset", None)
         end = end_col + self.indent if end_col is not None and end_line == line else None
         return Location(self.file, line, col, end)
+
+
+def parse_text(fn: Callable[..., Any], text: str) -> FunctionSource:
+    """``text`` -- the source of ``fn`` as a user rewrote it (Triton's
+    ``_unsafe_update_src``) -- parsed in ``fn``'s place: its file, first line and globals."""
+    try:
+        _, start = inspect.getsourcelines(fn)
+        file = inspect.getsourcefile(fn) or inspect.getfile(fn)
+    except (OSError, TypeError):
+        start, file = 1, f"<source of {getattr(fn, '__name__', 'kernel')}>"
+    text = textwrap.dedent(text)
+    module = ast.parse(text)
+    tree = next(n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    ast.increment_lineno(module, start - 1)
+    return FunctionSource(fn, tree, file, 0, fn.__globals__)  # type: ignore[attr-defined]
 
 
 def parse_function(fn: Callable[..., Any]) -> FunctionSource:

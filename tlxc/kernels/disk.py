@@ -45,7 +45,8 @@ def source_hash(fn: KernelDef | ConstexprFunction) -> str | None:
         file = inspect.getsourcefile(fn.fn) or inspect.getfile(fn.fn)
     except (OSError, TypeError):
         return None
-    return hashlib.sha256(f"{file}\n{start}\n{''.join(lines)}".encode()).hexdigest()
+    text = getattr(fn, "_src", None) or "".join(lines)  # the rewritten source (_unsafe_update_src) wins
+    return hashlib.sha256(f"{file}\n{start}\n{text}".encode()).hexdigest()
 
 
 def _stable(value: Any) -> str | None:

@@ -58,6 +58,10 @@ class KernelFunction(KernelDef):
     def __repr__(self) -> str:
         return f"<tlxc kernel {self.__qualname__}>"
 
+    def _source_changed(self) -> None:
+        self.cache = VariantCache()  # compiled from the old source (also empties the fast path)
+        self._launchers.clear()
+
     @property
     def cache(self) -> dict[Any, Any]:
         """The compiled variants by (argument specs, constexprs, options). Replacing or
