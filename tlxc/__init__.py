@@ -24,6 +24,7 @@ from .kernels.autotune import Autotuner, Config, Heuristics, autotune, heuristic
 from .kernels.function import KernelFunction, kernel  # noqa: F401
 from .language.constexpr_function import ConstexprFunction, constexpr_function  # noqa: F401
 from .tensor_descriptor import TensorDescriptor  # noqa: F401
+from .tensor_wrapper import TensorWrapper, reinterpret  # noqa: F401
 
 
 class _SourceTreeRuntime(importlib.abc.MetaPathFinder):

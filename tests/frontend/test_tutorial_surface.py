@@ -88,3 +88,24 @@ def test_interpreter_error_under_triton_spelling() -> None:
     from tlxc.runtime.errors import InterpreterError
 
     assert InterpreterError is tlxc.InterpreterError
+
+
+def test_reinterpret_passes_a_tensor_as_another_element_type() -> None:
+    """``tlxc.reinterpret(t, tl.uint32)``: the kernel's pointer is *u32 over t's bytes (a
+    logical shift of -2 gives 2**31 - 1), in the interpreter and in the signature."""
+    x = np.array([-2, -4, 8, 16] * 4, np.int32)
+    y = np.zeros(16, np.int32)
+
+    @tlxc.jit
+    def halve(x, y, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        tl.store(y + offs, tl.load(x + offs) >> 1)
+
+    halve.interpret[(1,)](tlxc.reinterpret(x, tl.uint32), tlxc.reinterpret(y, tl.uint32), N=16)
+    assert y[:4].tolist() == [2 ** 31 - 1, 2 ** 31 - 2, 4, 8]
+    halve.interpret[(1,)](x, y, N=16)
+    assert y[:4].tolist() == [-1, -2, 4, 8]
+    ck = halve.warmup(tlxc.reinterpret(x, tl.uint32), y, N=16, arch="sm_90a")
+    assert str(ck.signature["x"]).startswith("*u32")
+    with pytest.raises(ValueError, match="keeps the element size"):
+        tlxc.reinterpret(x, tl.uint8)

@@ -208,6 +208,8 @@ def _data_pointer(arg: Any) -> int | None:
 
 def _element_dtype(arg: Any) -> DType:
     dt = getattr(arg, "dtype", None)
+    if isinstance(dt, DType):  # tlxc.reinterpret(tensor, tl.uint32): the kernel sees that type
+        return dt
     if dt is not None and type(dt).__module__.startswith("torch"):
         from ..ir import types as T
 
