@@ -152,20 +152,7 @@ def _across_warps(e: Emitter, op: Operation, layout: object, ax: int, kind: str,
     size = 8 if cls in ("b64", "f64") else 4
     e.scratch(nw * numel * size * (2 if is_arg else 1))
     base = e.smem_base()
-    # this thread's row (warp index along the axis) and the thread part of the element offset
-    row = e.fn.reg("b32")
-    e.fn.emit(f"mov.u32 {row}, 0")
-    for k, bit in enumerate(warp_bits):
-        tmp = e.fn.reg("b32")
-        e.fn.emit(f"bfe.u32 {tmp}, {e.special('warp')}, {bit}, 1")
-        e.fn.emit(f"shl.b32 {tmp}, {tmp}, {k}")
-        e.fn.emit(f"or.b32 {row}, {row}, {tmp}")
-    thread = e.fn.reg("b32")
-    e.fn.emit(f"mov.u32 {thread}, 0")
-    for i, d in enumerate(dims):
-        tc = e.thread_coords(layout, d)  # type: ignore[arg-type]
-        if not isinstance(tc, int):
-            e.fn.emit(f"mad.lo.u32 {thread}, {tc}, {strides[i]}, {thread}")
+    row, thread = warp_row_and_thread_offset(e, layout, warp_bits, dims, strides)
     e.barrier()
     addrs = {}
     for key, val in groups.items():
@@ -195,6 +182,27 @@ def _across_warps(e: Emitter, op: Operation, layout: object, ax: int, kind: str,
             else:
                 acc = v if acc is None else combine(e, op, kind, t, acc, v)  # type: ignore[arg-type]
         groups[key] = acc
+
+
+def warp_row_and_thread_offset(e: Emitter, layout: object, warp_bits: list[int], dims: list[int],
+                               strides: list[int]) -> tuple[Reg, Reg]:
+    """For a reduction across warps through shared memory: this thread's row (its warp
+    index along the reduced axis, from ``warp_bits``) and the thread part of its element
+    offset in the row (the lane/warp coordinates along the kept ``dims`` times ``strides``)."""
+    row = e.fn.reg("b32")
+    e.fn.emit(f"mov.u32 {row}, 0")
+    for k, bit in enumerate(warp_bits):
+        tmp = e.fn.reg("b32")
+        e.fn.emit(f"bfe.u32 {tmp}, {e.special('warp')}, {bit}, 1")
+        e.fn.emit(f"shl.b32 {tmp}, {tmp}, {k}")
+        e.fn.emit(f"or.b32 {row}, {row}, {tmp}")
+    thread = e.fn.reg("b32")
+    e.fn.emit(f"mov.u32 {thread}, 0")
+    for i, d in enumerate(dims):
+        tc = e.thread_coords(layout, d)  # type: ignore[arg-type]
+        if not isinstance(tc, int):
+            e.fn.emit(f"mad.lo.u32 {thread}, {tc}, {strides[i]}, {thread}")
+    return row, thread
 
 
 def _st(e: Emitter, addr: Reg, off: int, r: Reg, t: DType) -> None:

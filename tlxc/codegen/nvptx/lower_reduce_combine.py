@@ -21,7 +21,7 @@ from ...ir.core import Operation
 from ...ir.layout.linear import LinearLayout
 from ...ir.types import DType, Kind
 from .emitter import Emitter, lowers, register_coords
-from .lower_reduce import _ld, _st, shuffle
+from .lower_reduce import _ld, _st, shuffle, warp_row_and_thread_offset
 from .ptx import Reg, reg_class
 
 Regs = tuple[Reg, ...]
@@ -112,19 +112,7 @@ def _across_warps(e: Emitter, op: ops.ReduceCombineOp, layout: LinearLayout, ax:
         total += nw * numel * size
     e.scratch(total)
     base = e.smem_base()
-    row = e.fn.reg("b32")
-    e.fn.emit(f"mov.u32 {row}, 0")
-    for k, bit in enumerate(warp_bits):
-        tmp = e.fn.reg("b32")
-        e.fn.emit(f"bfe.u32 {tmp}, {e.special('warp')}, {bit}, 1")
-        e.fn.emit(f"shl.b32 {tmp}, {tmp}, {k}")
-        e.fn.emit(f"or.b32 {row}, {row}, {tmp}")
-    thread = e.fn.reg("b32")
-    e.fn.emit(f"mov.u32 {thread}, 0")
-    for i, d in enumerate(dims):
-        tc = e.thread_coords(layout, d)
-        if not isinstance(tc, int):
-            e.fn.emit(f"mad.lo.u32 {thread}, {tc}, {strides[i]}, {thread}")
+    row, thread = warp_row_and_thread_offset(e, layout, warp_bits, dims, strides)
     e.barrier()  # the scratch area may still be read by the op before
     elems = {}
     for key, val in groups.items():
