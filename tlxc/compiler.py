@@ -221,7 +221,8 @@ class CompiledKernel:
             from .ir.clone import clone
 
             be = backend(self.options.arch)
-            self._lowered = run_pipeline(clone(self.module), PassOptions(target=be.info), be.lowering,
+            options = PassOptions(target=be.info, num_stages=self.options.num_stages)
+            self._lowered = run_pipeline(clone(self.module), options, be.lowering,
                                          verify_each=self.options.verify_each_pass or _Verify.always,
                                          dump=self._dump, timings=self.timings)
         return self._lowered

@@ -50,11 +50,16 @@ def test_large_amd_gemm_epilogue_has_no_scratch(arch: str) -> None:
 
 def test_epilogue_converts_nothing_on_nvidia() -> None:
     """sm_90a, 128x128 tile: the epilogue of the wgmma accumulator goes straight to the
-    store conversion; one round trip through shared memory (two barriers), not three."""
+    store conversion; one round trip through shared memory (two barriers), not three. (The
+    pipelined loop's cp.async ring is drained first: ``cp.async.wait_group 0`` and its
+    barrier.)"""
     ptx = gemm_leaky.compile(SIG, constants={"BM": 128, "BN": 128, "BK": 64}, arch="sm_90a",
                              num_warps=4).asm["ptx"]
     tail = ptx[ptx.rindex("_for_exit"):]
-    assert tail.count("bar.sync") <= 2, tail.count("bar.sync")
+    drained = tail.index("cp.async.wait_group 0")
+    assert tail[:drained].count("bar.sync") == 0
+    tail = tail[drained:]
+    assert tail.count("bar.sync") <= 3, tail.count("bar.sync")
 
 
 def test_interpreter_numbers() -> None:

@@ -77,9 +77,13 @@ def _names(module: Operation) -> str:
 
 
 def test_dot_in_a_loop_becomes_async_dot_with_hoisted_buffers() -> None:
+    # A (a register tile, not a load) stays in registers; B is loop-invariant, so it is
+    # stored once before the loop. A wgmma reading registers is waited for at once (the
+    # next iteration may change them)
     module = _run()
-    assert _names(module) == ("local_alloc local_alloc for local_store local_store async_dot async_dot_wait "
-                              "yield")
+    assert _names(module) == "local_alloc local_store for async_dot async_dot_wait yield"
+    waits = [op.attrs["pendings"] for op in module.walk() if op.NAME == "async_dot_wait"]
+    assert waits == [0]
 
 
 def test_hazard_pass_orders_the_buffers_across_iterations() -> None:
@@ -88,9 +92,22 @@ def test_hazard_pass_orders_the_buffers_across_iterations() -> None:
     smem_alloc.run(module, OPTS)
     membar.run(module, OPTS)
     verify(module)
-    # the barrier before the first store: the previous iteration's async_dot read the buffers
-    assert _names(module) == ("local_alloc local_alloc for B local_store local_store F B async_dot async_dot_wait "
-                              "yield")
+    # B is stored once: its fence and barrier come before the loop, not every iteration
+    assert _names(module) == "local_alloc local_store F B for async_dot async_dot_wait yield"
+
+
+def test_an_operand_made_in_the_loop_is_stored_every_iteration() -> None:
+    module = parse(kernel(LOOP.replace("%d = dot %a, %b, %x", "%bb = mul %b, %b : tile<32x64xf16>\n      "
+                                       "%d = dot %a, %bb, %x"), ARGS).replace("<Mx", "<64x").replace(
+        "xKx", "x32x").replace("<Kx", "<32x").replace("xNx", "x64x").replace("xT>", "xf16>").replace(
+        "xC>", "xf32>").replace("<MxNxC>", "<64x64xf32>"))
+    dot_to_wgmma.run(module, OPTS)
+    buffer_layouts.run(module, OPTS)
+    smem_alloc.run(module, OPTS)
+    membar.run(module, OPTS)
+    verify(module)
+    # the barrier before the store: the previous iteration's async_dot read the buffer
+    assert _names(module) == "local_alloc for mul B local_store F B async_dot async_dot_wait yield"
 
 
 @pytest.mark.parametrize("kw", [

@@ -18,6 +18,7 @@ from ...ir.passes import (
     layouts,
     membar,
     smem_alloc,
+    software_pipeline,
     tma_staging,
 )
 from ...ir.passes.pipeline import TILE_PIPELINE, Entry
@@ -27,6 +28,7 @@ PIPELINE: list[Entry] = [
     *TILE_PIPELINE,                           # fold, CSE, DCE to a fixed point
     ("check-target", check_target.run),       # AMD ops and tensor memory refused at the user's line
     ("decompose-scaled-dot", decompose_scaled_dot.run),  # tl.dot_scaled -> decode, scale, bf16 dot
+    ("software-pipeline", software_pipeline.run),  # loads feeding tl.dot in loops: cp.async num_stages ahead
     ("tma-staging", tma_staging.run),         # descriptor load/store -> TMA through a staging buffer
     ("dot-to-wgmma", dot_to_wgmma.run),       # tl.dot -> async_dot (wgmma) where the target has it
     ("buffer-layouts", buffer_layouts.run),   # NVMMA swizzles for shared-memory buffers

@@ -21,7 +21,7 @@ terminate), as does a ``for`` whose step is not a known positive constant, and s
 from __future__ import annotations
 
 from .. import ops
-from ..core import Block, Operation
+from ..core import Block, Operation, Value
 from .options import PassOptions
 from .rewrite import blocks_of, constant_of, drop_block_arg, drop_operand, drop_result, tag
 
@@ -89,6 +89,28 @@ def _terminator(block: Block) -> Operation:
     return term
 
 
+def _feeds_only_its_slot(arg: Value, term: Operation, slot: int) -> list[Operation] | None:
+    """The pure ops through which loop-carried ``arg`` reaches nothing but its own slot of
+    the ``yield`` (``p += step`` carried and never read otherwise), or None when it
+    reaches anything else."""
+    chain: list[Operation] = []
+    work, seen = [arg], set()
+    while work:
+        v = work.pop()
+        for user in v.uses:
+            if user is term:
+                if any(x is v for j, x in enumerate(term.operands) if j != slot):
+                    return None
+                continue
+            if user.regions or not user.PURE or user.parent is not term.parent:
+                return None
+            if id(user) not in seen:
+                seen.add(id(user))
+                chain.append(user)
+                work.extend(user.results)
+    return chain
+
+
 def _drop_unused_results(op: Operation) -> bool:
     if isinstance(op, ops.IfOp):
         dead = [i for i, r in enumerate(op.results) if not r.uses]
@@ -100,14 +122,15 @@ def _drop_unused_results(op: Operation) -> bool:
     if isinstance(op, ops.ForOp):
         body = op.body
         term = _terminator(body)
-        dead = []
+        dead: list[tuple[int, list[Operation]]] = []
         for i, r in enumerate(op.results):
-            arg = body.args[i + 1]
-            if not r.uses and all(user is term for user in arg.uses) and \
-                    all(v is not arg for j, v in enumerate(term.operands) if j != i):
-                dead.append(i)
-        for i in reversed(dead):
+            chain = None if r.uses else _feeds_only_its_slot(body.args[i + 1], term, i)
+            if chain is not None:
+                dead.append((i, chain))
+        for i, chain in reversed(dead):
             drop_operand(term, i)
+            for x in sorted(chain, key=body.ops.index, reverse=True):
+                x.erase()
             drop_block_arg(body, i + 1)
             drop_operand(op, len(op.operands) - len(op.inits) + i)  # the init of result i
             drop_result(op, i)

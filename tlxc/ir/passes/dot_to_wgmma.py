@@ -38,7 +38,8 @@ from collections.abc import Callable
 from ..builder import Builder
 from ..core import Block, Operation, Value
 from ..layout.wgmma import WARPGROUP_ROWS
-from ..ops import AsyncDotOp, AsyncDotWaitOp, ConstantOp, DotOp, LocalAllocOp, LocalStoreOp, LocalViewOp
+from ..ops import (AsyncDotOp, AsyncDotWaitOp, ConstantOp, DotOp, ForOp, LoadOp, LocalAllocOp, LocalLoadOp,
+                   LocalStoreOp, LocalTransOp, LocalViewOp, TransOp, WhileOp)
 from ..ops.tasks import warps_at
 from ..types import DType, MemDescType, int32
 from .options import PassOptions
@@ -88,6 +89,69 @@ def _buffer(hoist: Builder, shape: tuple[int, ...], elem: DType, created: list[O
     return view.result
 
 
+def _loaded_from(v: Value, shape: tuple[int, ...], elem: DType) -> Value | None:
+    src = v.owner
+    if isinstance(src, LocalLoadOp) and src.token is None:
+        t = src.buf.type
+        if isinstance(t, MemDescType) and t.buf_shape == shape and t.element == elem and not t.num:
+            return src.buf
+    return None
+
+
+def _smem_operand(v: Value, shape: tuple[int, ...], elem: DType, here: Builder) -> Value | None:
+    """The buffer ``v`` was just read from (``local_load`` of a whole buffer of this shape,
+    as ``software-pipeline`` leaves a pipelined operand, possibly transposed by ``trans``),
+    which wgmma reads in place; a transpose becomes a ``local_trans`` view (made by
+    ``here``)."""
+    buf = _loaded_from(v, shape, elem)
+    if buf is not None:
+        return buf
+    src = v.owner
+    if isinstance(src, TransOp) and tuple(src.order) == (1, 0):
+        buf = _loaded_from(src.x, shape[::-1], elem)
+        if buf is not None:
+            return here.value(LocalTransOp, [buf], MemDescType(shape, elem, 0), perm=(1, 0))
+    return None
+
+
+def _in_flight_ok(op: DotOp) -> int | None:
+    """The slot of the enclosing ``for`` that carries ``op``'s result to its own
+    accumulator and nowhere else -- then the wgmma may stay in flight into the next
+    iteration (``pendings = 1``); None otherwise."""
+    body = op.parent
+    loop = body.parent_op if body is not None else None
+    if not isinstance(loop, ForOp):
+        return None
+    term = body.ops[-1]
+    uses = op.result.uses
+    if len(uses) != 1 or uses[0] is not term:
+        return None
+    slots = [j for j, v in enumerate(term.operands) if v is op.result]
+    if len(slots) != 1 or op.acc is not body.args[1 + slots[0]]:
+        return None
+    if op.acc.uses != [op]:
+        return None
+    return slots[0]
+
+
+def _store_point(v: Value, op: Operation) -> Operation:
+    """Where to store operand ``v`` of ``op`` into its buffer: before the outermost loop
+    around ``op`` that ``v`` is invariant in (Q of attention, loaded once), else right
+    before ``op``."""
+    defined_in = v.owner.parent if isinstance(v.owner, Operation) else v.owner
+    point, cur = op, op.parent.parent_op if op.parent is not None else None
+    while isinstance(cur, (ForOp, WhileOp)):
+        inner = defined_in
+        while inner is not None and inner is not cur.parent:
+            owner = inner.parent_op
+            if owner is cur:
+                return point
+            inner = owner.parent if owner is not None else None
+        point = cur
+        cur = cur.parent.parent_op if cur.parent is not None else None
+    return point
+
+
 def _rewrite(op: DotOp, body: Block, options: PassOptions, num_warps: int) -> None:
     a, b, acc = op.a, op.b, op.acc
     elem = a.type.scalar
@@ -95,21 +159,53 @@ def _rewrite(op: DotOp, body: Block, options: PassOptions, num_warps: int) -> No
     (m, k), n = a.type.shape, b.type.shape[1]
     top = _top_level(op, body)
     created: list[Operation] = []  # in order, to undo
+    slot = _in_flight_ok(op)
+    with Builder(None, op.loc).before(op) as here, here.journal_of() as views:
+        a_in, b_in = _smem_operand(a, (m, k), elem, here), _smem_operand(b, (k, n), elem, here)
+    created += views
+    # A stays in registers where registers produce it (attention's P): wgmma reads it there
+    a_regs = a_in is None and not isinstance(a.owner, LoadOp)
+    # one wgmma may stay in flight into the next iteration only if that iteration writes
+    # nothing it reads: operands from a pipelined ring (software-pipeline rotates it) or
+    # stored before the loop -- not registers, not a buffer stored every iteration
+    if a_regs or (a_in is None and _store_point(a, op) is op) or (b_in is None and _store_point(b, op) is op):
+        slot = None
     with Builder(None, op.loc).before(top) as hoist:
-        a_buf = _buffer(hoist, (m, k), elem, created)
-        b_buf = _buffer(hoist, (k, n), elem, created)
+        a_buf = a_in if a_in is not None else (a if a_regs else _buffer(hoist, (m, k), elem, created))
+        b_buf = b_in if b_in is not None else _buffer(hoist, (k, n), elem, created)
+    if a_in is None and not a_regs:
+        with Builder(None, op.loc).before(_store_point(a, op)) as here:
+            created.append(here.create(LocalStoreOp, [a_buf, a], []))
+    if b_in is None:
+        with Builder(None, op.loc).before(_store_point(b, op)) as here:
+            created.append(here.create(LocalStoreOp, [b_buf, b], []))
     with Builder(None, op.loc).before(op) as here:
-        created.append(here.create(LocalStoreOp, [a_buf, a], []))
-        created.append(here.create(LocalStoreOp, [b_buf, b], []))
         dot = here.create(AsyncDotOp, [a_buf, b_buf], [acc.type], {"input_precision": "tf32"},
                           optional={"acc": acc, "use_acc": None})
         if options.target.async_dot_layout(dot, num_warps) is None:
             for x in [dot, *reversed(created)]:
                 x.erase()
             return
-        done = here.create(AsyncDotWaitOp, [dot.result], [acc.type], {"pendings": 0})
+        done = here.create(AsyncDotWaitOp, [dot.result], [acc.type], {"pendings": 0 if slot is None else 1})
     op.result.replace_all_uses_with(done.results[0])
     op.erase()
+    for v in (a, b):  # a read wgmma now does from the buffer itself
+        if isinstance(v.owner, TransOp) and not v.uses:
+            x = v.owner.x
+            v.owner.erase()
+            v = x
+        if isinstance(v.owner, LocalLoadOp) and not v.uses and v.owner.parent is not None:
+            v.owner.erase()
+    if slot is not None:  # the last wgmma of the loop completes before its result is read
+        loop = done.parent.parent_op
+        out = loop.results[slot]
+        after = loop.parent.ops[loop.parent.ops.index(loop) + 1]
+        with Builder(None, op.loc).before(after) as b_:
+            final = b_.create(AsyncDotWaitOp, [out], [out.type], {"pendings": 0})
+        for user in list(out.uses):
+            for i, v in enumerate(user.operands):
+                if v is out and user is not final:
+                    user.set_operand(i, final.results[0])
 
 
 def run(module: Operation, options: PassOptions) -> Operation:

@@ -157,7 +157,20 @@ class _Analysis:
              exit_after: Block | None) -> State:
         """A loop whose iteration runs ``blocks`` in order: find the state at its head
         (what the entry and every back edge bring, without this pass's insertions -- they
-        only remove accesses), then walk it once more, inserting."""
+        only remove accesses), then walk it once more, inserting.
+
+        Accesses pending from before the loop that the loop's ops conflict with are
+        settled by a barrier (and fence) before the loop rather than inside it, where it
+        would run every iteration (attention's Q, stored once and read by every
+        iteration's wgmma)."""
+        if insert:
+            need_barrier, need_fence = self.entry_conflicts(blocks, state)
+            if need_fence:
+                self.insert(op, ops.FenceOp, {"scope": "async_shared"})
+                state = State(state.reads, state.writes, frozenset())
+            if need_barrier:
+                self.insert(op, ops.NamedBarrierWaitOp, {"bar_id": 0, "threads": self.num_threads})
+                state = State(generic=state.generic)
         head = state
         while True:
             s = head
@@ -175,6 +188,21 @@ class _Analysis:
         # a for loop leaves after its last iteration, whose accesses the walk from ``head``
         # over-approximates (with the insertions in place), or after none
         return at_exit if exit_after is not None else state | s
+
+    def entry_conflicts(self, blocks: list[Block], state: State) -> tuple[bool, bool]:
+        """(barrier, fence): whether an op of the loop conflicts with what ``state`` has
+        pending at its entry."""
+        barrier = fence = False
+        for b in blocks:
+            for top in b.ops:
+                for inner in top.walk():
+                    if isinstance(inner, ops.AsyncTasksOp):
+                        return barrier, fence  # partitions keep their own accounts
+                    for a in accesses(inner):
+                        rs = self.ranges(a.value)
+                        barrier |= _overlaps(rs, state.writes | state.reads if a.kind == "write" else state.writes)
+                        fence |= not a.generic and _overlaps(rs, state.generic)
+        return barrier, fence
 
     def partitions(self, op: ops.AsyncTasksOp, state: State, insert: bool) -> State:
         """Every warp meets where the region starts and ends, so accesses before it are

@@ -21,7 +21,10 @@ class PassOptions:
                       off leaves every float op to the target;
     dce_region_ops -- let DCE remove unused ``if``/``for`` ops with side-effect-free
                       bodies and drop their unused results and loop-carried values;
-    target         -- the ``TargetInfo`` that shared passes ask (never an arch name).
+    target         -- the ``TargetInfo`` that shared passes ask (never an arch name);
+    num_stages     -- the kernel's ``num_stages``: how many iterations ahead
+                      ``software-pipeline`` keeps a loop's loads in flight, plus one (a
+                      loop's own ``tl.range(num_stages=)`` wins; 1 or less: none).
     """
 
     max_iterations: int = 8
@@ -30,6 +33,7 @@ class PassOptions:
     target: TargetInfo = GENERIC
     fold_floats: bool = True
     dce_region_ops: bool = True
+    num_stages: int = 1
 
     def __post_init__(self) -> None:
         if self.max_iterations < 1:

@@ -28,8 +28,9 @@ the passes and emitters after it; ``plan(func)`` computes it without writing):
   allocation made in another partition of the region (so the staging buffers of two
   ``desc.store`` one after the other in one partition share bytes, as in Triton, while
   those of two replicas do not); a wgmma or cp.async
-  followed in its own block by a wait with no pendings is done at that wait, so the
-  buffers of one loop are free for the next). Allocations whose
+  followed in its own block (or, inside a loop or ``if``, after it in the block around
+  it) by a wait with no pendings is done at that wait, so the buffers of one loop are
+  free for the next). Allocations whose
   live ranges are disjoint may share bytes (first fit, largest first). mbarriers are
   live for the whole kernel: reusing their bytes would need ``mbarrier.inval``;
 * ``total`` is the end of the last allocation; the code generator's scratch area (layout
@@ -262,20 +263,24 @@ def live_ranges(func: Operation, order: ProgramOrder, roots: dict[int, frozenset
 
 
 def _waited_in_block(user: Operation) -> Operation | None:
-    """The first wait after ``user`` in its own block that retires all of its kind of work
-    (one that ``RETIRES`` it with ``RETIRES_ALL_AT_ZERO`` and ``pendings=0``): whenever
-    ``user`` runs, that wait runs after it, so ``user``'s work is done there. None where
+    """The first wait after ``user`` in its own block -- or, for a ``user`` inside a loop
+    or an ``if``, after that op in the block around it -- that retires all of its kind of
+    work (one that ``RETIRES`` it with ``RETIRES_ALL_AT_ZERO`` and ``pendings=0``):
+    whenever ``user`` runs, that wait runs after it, so ``user``'s work is done there (the
+    ``cp.async`` ring of a pipelined loop is free after the loop's final wait). None where
     there is no such wait (the kernel-wide rule applies)."""
-    block = user.parent
-    if block is None:
-        return None
-    after = False
-    for op in block.ops:
-        if op is user:
-            after = True
-        elif after and op.RETIRES_ALL_AT_ZERO and user.NAME in op.RETIRES and op.attrs["pendings"] == 0:
-            # every class with RETIRES_ALL_AT_ZERO has ``pendings`` (effects.py)
-            return op
+    at: Operation | None = user
+    while at is not None and at.parent is not None:
+        block = at.parent
+        after = False
+        for op in block.ops:
+            if op is at:
+                after = True
+            elif after and op.RETIRES_ALL_AT_ZERO and user.NAME in op.RETIRES and op.attrs["pendings"] == 0:
+                # every class with RETIRES_ALL_AT_ZERO has ``pendings`` (effects.py)
+                return op
+        holder = block.parent_op
+        at = holder if isinstance(holder, (ops.ForOp, ops.WhileOp, ops.IfOp)) else None
     return None
 
 
