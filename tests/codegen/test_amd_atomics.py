@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from codegen_helpers import filecheck
 
 import tlxc
 import tlxc.language as tl
-from tlxc import CompilationError
 
 ARCHS = ["gfx942", "gfx950", "gfx1250"]
 
@@ -87,9 +87,42 @@ def small_tile_kernel(x, old):
     tl.store(old + offs, r)
 
 
-def test_replicated_tile_with_used_old_values_is_refused() -> None:
+def test_replicated_tile_old_values_cross_waves_through_lds() -> None:
+    # 16 elements over 4 waves of 64: lane bits 4 and 5 and both wave bits hold copies;
+    # the owner lane does the atomic and writes its old value at the element's LDS slot
     ck = small_tile_kernel.compile("*i32,*i32", arch="gfx942")
-    with pytest.raises(CompilationError) as info:
-        ck.asm["llir"]
-    assert info.value.code == "TLXC-CODEGEN-001"
-    assert "tl.atomic_add on a tile of (16,) elements" in info.value.message
+    llir = ck.asm["llir"]
+    assert llir.count("atomicrmw add") == 1
+    share = llir[llir.index("atomicrmw add"):]
+    assert share.count('call void @"llvm.amdgcn.s.barrier"()') == 2
+    assert re.search(r"atomic\.share:\n\s+store i32 %\S+, ptr addrspace\(3\)", share), share
+    assert "ds.bpermute" not in llir
+    filecheck(ck.asm["amdgcn"], test_replicated_tile_old_values_cross_waves_through_lds, "gfx942")
+    # GFX942: global_atomic_add [[OLD:v[0-9]+]], {{.*}} sc0
+    # GFX942: s_barrier
+    # GFX942: ds_write_b32 [[SLOT:v[0-9]+]], [[OLD]]
+    # GFX942: s_barrier
+    # GFX942: ds_read_b32 {{v[0-9]+}}, [[SLOT]]
+    _links(ck)
+
+
+@pytest.mark.parametrize("arch,keep", [("gfx942", 15), ("gfx1250", 15)])
+def test_replicated_tile_old_values_within_a_wave_by_bpermute(arch: str, keep: int) -> None:
+    # 16 elements in one wave: the other lanes read lane & 15's old value
+    ck = small_tile_kernel.compile("*i32,*i32", arch=arch, num_warps=1)
+    llir = ck.asm["llir"]
+    assert re.search(rf"and i32 %\S+, {keep}\n", llir), llir
+    assert llir.count('call i32 @"llvm.amdgcn.ds.bpermute"') == 1
+    assert "llvm.amdgcn.s.barrier" not in llir
+    assert "ds_bpermute_b32" in ck.asm["amdgcn"]
+    if arch == "gfx942":
+        _links(ck)
+
+
+def _links(ck: object) -> None:
+    from tlxc.codegen.amdgpu import toolchain
+
+    if toolchain.find_ld_lld() is None:
+        pytest.skip("no ld.lld here (CI installs one)")
+    hsaco = ck.asm["hsaco"]  # type: ignore[attr-defined]
+    assert hsaco[:4] == b"\x7fELF"

@@ -7,10 +7,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from codegen_helpers import ptxas_or_skip
+from codegen_helpers import filecheck, ptxas_or_skip
 
 import tlxc
 import tlxc.language as tl
+import tlxc.tlx as tlx
 from tlxc import CompilationError
 
 
@@ -118,14 +119,78 @@ def small_tile_kernel(x, old):
     tl.store(old + offs, r)
 
 
-def test_replicated_tile_with_used_old_values_is_refused() -> None:
+def test_replicated_tile_old_values_cross_warps_through_shared_memory() -> None:
+    # 16 elements over 4 warps: lane bit 4 and both warp bits hold copies; the owner
+    # (those bits zero) does the atomic and writes its old value at the element's slot
     ck = small_tile_kernel.compile("*i32,*i32", arch="sm_90a", num_warps=4)
+    ptx = ck.asm["ptx"]
+    filecheck(ptx, test_replicated_tile_old_values_cross_warps_through_shared_memory, "sm_90a")
+    # CHECK: mov.u32 [[TID:%r[0-9]+]], %tid.x;
+    # CHECK: bfe.u32 [[ELEM:%r[0-9]+]], [[TID]], 0, 4;
+    # CHECK: and.b32 [[LANE:%r[0-9]+]], [[TID]], 31;
+    # CHECK: and.b32 [[LB:%r[0-9]+]], [[LANE]], 16;
+    # CHECK: shr.u32 [[WARP:%r[0-9]+]], [[TID]], 5;
+    # CHECK: and.b32 [[WB:%r[0-9]+]], [[WARP]], 3;
+    # CHECK: setp.eq.u32 [[OWNER:%p[0-9]+]], {{%r[0-9]+}}, 0;
+    # CHECK: mov.u32 [[SMEM:%r[0-9]+]], global_smem;
+    # CHECK: mad.lo.u32 [[SLOT:%r[0-9]+]], [[ELEM]], 4, [[SMEM]];
+    # CHECK: @[[OWNER]] atom.acq_rel.gpu.global.add.u32 [[OLD:%r[0-9]+]], [{{%rd[0-9]+}}], {{%r[0-9]+}};
+    # CHECK-NEXT: bar.sync 0;
+    # CHECK-NEXT: @[[OWNER]] st.shared.b32 [[[SLOT]]], [[OLD]];
+    # CHECK-NEXT: bar.sync 0;
+    # CHECK-NEXT: ld.shared.b32 [[GOT:%r[0-9]+]], [[[SLOT]]];
+    # CHECK: st.global.b32 [{{%rd[0-9]+}}], [[GOT]];
+    assert ptx.count("atom.") == 1
+    ptxas_or_skip()
+    assert ck.asm["cubin"]
+
+
+def test_replicated_tile_old_values_within_a_warp_by_shuffle() -> None:
+    # 16 elements in one warp: lanes 16..31 copy lanes 0..15 and read the owner's old value
+    ck = small_tile_kernel.compile("*i32,*i32", arch="sm_90a", num_warps=1)
+    ptx = ck.asm["ptx"]
+    filecheck(ptx, test_replicated_tile_old_values_within_a_warp_by_shuffle, "sm_90a")
+    # CHECK: and.b32 [[LANE:%r[0-9]+]], {{%r[0-9]+}}, 31;
+    # CHECK: and.b32 {{%r[0-9]+}}, [[LANE]], 16;
+    # CHECK: setp.eq.u32 [[OWNER:%p[0-9]+]], {{%r[0-9]+}}, 0;
+    # CHECK: and.b32 [[SRC:%r[0-9]+]], [[LANE]], 15;
+    # CHECK: @[[OWNER]] atom.acq_rel.gpu.global.add.u32 [[OLD:%r[0-9]+]], [{{%rd[0-9]+}}], {{%r[0-9]+}};
+    # CHECK-NEXT: shfl.sync.idx.b32 [[GOT:%r[0-9]+]], [[OLD]], [[SRC]], 31, -1;
+    # CHECK: st.global.b32 [{{%rd[0-9]+}}], [[GOT]];
+    assert "bar.sync" not in ptx and "st.shared" not in ptx
+    ptxas_or_skip()
+    assert ck.asm["cubin"]
+
+
+@pytest.mark.parametrize("dt,shuffles", [("fp64", 2), ("fp16", 1), ("i64", 2)])
+def test_replicated_tile_shuffles_each_32_bit_word(dt: str, shuffles: int) -> None:
+    ck = rmw_kernel.compile(f"*{dt},*{dt},*{dt},i32", {"BLOCK": 8, "OP": "add" if dt != "i64" else "max",
+                                                        "SEM": "relaxed", "SCOPE": "gpu", "USE": True},
+                            arch="sm_100a", num_warps=1)
+    ptx = ck.asm["ptx"]
+    assert len(re.findall(r"shfl\.sync\.idx\.b32 %r\d+, %r\d+, %r\d+, 31, -1;", ptx)) == shuffles
+    assert re.search(r"and\.b32 %r\d+, %r\d+, 7;", ptx)  # lanes 8..31 read lane & 7
+    ptxas_or_skip()
+    assert ck.asm["cubin"]
+
+
+@tlxc.jit
+def divergent_small_tile_kernel(x, old):
+    offs = tl.arange(0, 16)
+    if tlx.thread_id(0) < 64:
+        r = tl.atomic_add(x + offs, 1)
+        tl.store(old + offs, r)
+
+
+def test_replicated_tile_under_a_thread_id_branch_is_refused() -> None:
+    ck = divergent_small_tile_kernel.compile("*i32,*i32", arch="sm_90a", num_warps=4)
     with pytest.raises(CompilationError) as info:
         ck.asm["ptx"]
     err = info.value
     assert err.code == "TLXC-CODEGEN-001"
-    assert "tl.atomic_add on a tile of (16,) elements" in err.message
-    line = next(i for i, t in enumerate(open(__file__).read().splitlines(), 1) if "r = tl.atomic_add(x + offs, 1)" in t)
+    assert "tl.atomic_add on a tile of (16,) elements" in err.message and "tlx.thread_id" in err.message
+    src = open(__file__).read().splitlines()
+    line = next(i for i, t in enumerate(src, 1) if "r = tl.atomic_add(x + offs, 1)" in t and t.startswith("        "))
     assert err.loc is not None and err.loc.line == line
 
 

@@ -170,16 +170,18 @@ _AMD_HELP = {
 }
 
 
-def replicated_atomic(op: Operation, arch: str, holders: str) -> CompilationError:
-    """The refusal of an atomic whose old values are used on a tile that several of the
-    kernel's ``holders`` ("threads", "lanes") hold: each element is updated once, by its
-    owner, so the other holders have no old value (it would take a broadcast across them)."""
+def replicated_atomic(op: Operation, arch: str) -> CompilationError:
+    """The refusal of an atomic whose old values are used, on a tile that several threads
+    hold, under a branch on ``tlx.thread_id``: each element is updated once, by its owner
+    thread, which then hands the old value to the copies with a warp shuffle or through
+    shared memory and a barrier -- both need every thread, and the owner may be one of
+    those the branch left out."""
     name = "cas" if isinstance(op, ops.AtomicCASOp) else op.attrs["kind"]
     return CompilationError("TLXC-CODEGEN-001", f"the old values of tl.atomic_{name} on a tile of "
-                            f"{op.operands[0].type.shape} elements, which the kernel's {holders} hold with "
-                            f"replicas, cannot be compiled for {arch} yet", op.loc,
-                            f"use a tile with at least as many elements as the kernel has {holders}, fewer "
-                            "warps, or leave the result unused")
+                            f"{op.operands[0].type.shape} elements, which several threads hold, under a branch "
+                            f"on tlx.thread_id cannot be compiled for {arch}", op.loc,
+                            "do the atomic outside the branch (mask it instead), use a tile with at least as "
+                            "many elements as the kernel has threads, or leave the result unused")
 
 
 def check_register_groups(op: Operation, elements_per_thread: int) -> None:

@@ -2,9 +2,16 @@
 the old value is not used and the ordering allows it), predicated by the mask.
 
 Each element is updated once: of the threads (and registers) a layout gives the same
-element, only the owner performs the atomic, as for stores. The old value then exists in
-the owner only; a scalar atomic (done by thread 0) hands it to every thread through
-shared memory, and a replicated tile whose old values are used is refused.
+element, only the owner performs the atomic, as for stores (Triton does the same). The old
+value then exists in the owner only, and reaches the copies as Triton's semantics ask:
+
+* a scalar atomic is done by thread 0 of the scope, which hands its old value to every
+  thread through the scope's scratch area;
+* a tile whose copies lie in lanes of the owner's warp only reads the owner lane's
+  register with ``shfl.sync.idx`` (lane ``lane & ~replicated lane bits``);
+* a tile with copies in other warps goes through the scratch area: each owner writes its
+  old values at their elements' flat indices, and after the scope's barrier every thread
+  reads the elements it holds.
 
 ``atomic_max`` / ``atomic_min`` on floats use the integer ordering of IEEE bits, as
 Triton does: a non-negative value compares as a signed integer (max with ``max.s``), a
@@ -15,10 +22,13 @@ from __future__ import annotations
 
 from ...ir import ops
 from ...ir.core import Operation
+from ...ir.layout.common import all_register_coords, thread_terms
+from ...ir.layout.linear import LinearLayout
 from ...ir.types import DType, Kind
 from .. import access, target_ops
 from .emitter import Emitter, lowers
 from .lower_memory import _and, _first_thread, owner_predicate
+from .lower_reduce import shuffle
 from .ptx import Reg
 
 # red has no acquire side (PTX ISA: red.sem is relaxed or release)
@@ -52,8 +62,10 @@ def atomic(e: Emitter, op: Operation) -> None:
     layout = op.ptr.type.layout if op.ptr.type.shape else None
     if layout is not None:
         owner = owner_predicate(e, layout)
-        if used and owner is not None:
-            raise target_ops.replicated_atomic(op, e.target.arch, "threads")
+        if used and owner is not None and e.divergent_depth:
+            # the copies' shuffle and barrier need every thread of the scope, and under a
+            # branch on tlx.thread_id the owner may not be among the threads that get here
+            raise target_ops.replicated_atomic(op, e.target.arch)
         dup = access.duplicate_registers(layout)
     else:
         owner = None if e.divergent_depth else _first_thread(e)
@@ -81,6 +93,8 @@ def atomic(e: Emitter, op: Operation) -> None:
         out.append(d)
     if layout is None and owner is not None and used:
         out = [_broadcast(e, out[0], owner)]  # type: ignore[arg-type]
+    if layout is not None and owner is not None and used:
+        out = _share_with_copies(e, layout, out, owner)
     if dup:
         # a register that repeats another's element takes the owner register's old value
         zero = sum(1 << b for b, basis in enumerate(layout.in_bases("register")) if not any(basis))  # type: ignore[union-attr]
@@ -120,3 +134,64 @@ def _broadcast(e: Emitter, r: Reg, owner: Reg) -> Reg:
     d = e.fn.reg(cls)
     e.fn.emit(f"ld.shared.{cls} {d}, [{base}]")
     return d
+
+
+def _share_with_copies(e: Emitter, layout: LinearLayout, old: list[Reg | None], owner: Reg) -> list[Reg | None]:
+    """The owners' old values (``None`` for a duplicate register) in every thread that holds
+    a copy of their elements: a copy holds element ``r`` in the same register ``r`` as its
+    owner, the thread with the replicated lane and warp bits cleared."""
+    replicated = dict(access.replicated_bits(layout))
+    if "warp" not in replicated:
+        lanes = e.target.warp_size - 1
+        src = e.special_value(f"owner-lane:{replicated['lane']}",
+                              f"and.b32 {{r}}, {e.special('lane')}, {lanes & ~replicated['lane']};")
+        return [None if r is None else shuffle(e, r, src, "idx") for r in old]
+    return _through_scratch(e, layout, old, owner)
+
+
+def _through_scratch(e: Emitter, layout: LinearLayout, old: list[Reg | None], owner: Reg) -> list[Reg | None]:
+    """Each owner writes its old values at their elements' flat indices in the scope's
+    scratch area; every thread then reads the elements it holds (one slot per element of
+    the tile, ``numel * element bytes``)."""
+    cls = next(r.cls for r in old if r is not None)
+    size = {"b64": 8, "f64": 8, "b16": 2}.get(cls, 4)
+    flat = layout.flatten_outs()
+    e.scratch(flat.total_out_size * size)
+    base = e.smem_base()
+    thread = e.thread_coords(flat, 0)
+    thread_bits = 0
+    for _, _, c in thread_terms(flat, 0):
+        thread_bits |= c
+    at = all_register_coords(flat)
+    addrs: list[str | None] = []
+    for i, r in enumerate(old):
+        if r is None:
+            addrs.append(None)
+            continue
+        idx = at[i][0]
+        if isinstance(thread, int):
+            addrs.append(f"[{base}+{(idx ^ thread) * size}]")
+            continue
+        if idx & thread_bits:  # the register's element bits meet the thread's: XOR, not add
+            x, a = e.fn.reg("b32"), e.fn.reg("b32")
+            e.fn.emit(f"xor.b32 {x}, {thread}, {idx}")
+            e.fn.emit(f"mad.lo.u32 {a}, {x}, {size}, {base}")
+            addrs.append(f"[{a}]")
+            continue
+        key = f"atomic-slot:{thread}:{size}"
+        a = e.special_value(key, f"mad.lo.u32 {{r}}, {thread}, {size}, {base};")
+        addrs.append(f"[{a}+{idx * size}]" if idx else f"[{a}]")
+    e.barrier()  # the scratch area may still be read by the op before
+    for r, addr in zip(old, addrs):
+        if r is not None:
+            e.fn.emit(f"st.shared.{cls} {addr}, {r}", owner)
+    e.barrier()
+    out: list[Reg | None] = []
+    for r, addr in zip(old, addrs):
+        if r is None:
+            out.append(None)
+            continue
+        d = e.fn.reg(cls)
+        e.fn.emit(f"ld.shared.{cls} {d}, {addr}")
+        out.append(d)
+    return out

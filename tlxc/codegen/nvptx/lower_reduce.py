@@ -49,23 +49,24 @@ def arg_combine(e: Emitter, kind: str, t: DType, a: tuple[Reg, Reg], b: tuple[Re
     return v, i
 
 
-def shuffle(e: Emitter, r: Reg, lane_mask: int) -> Reg:
-    """The value of ``r`` in lane ``laneid ^ lane_mask``."""
+def shuffle(e: Emitter, r: Reg, lane: Reg | int, mode: str = "bfly") -> Reg:
+    """The value of ``r`` in lane ``laneid ^ lane`` (``mode="bfly"``) or in lane ``lane``
+    (``mode="idx"``), one ``shfl.sync`` per 32-bit word."""
     if r.cls in ("b32", "f32"):
         d = e.fn.reg(r.cls)
-        e.fn.emit(f"shfl.sync.bfly.b32 {d}, {r}, {lane_mask}, 31, -1")
+        e.fn.emit(f"shfl.sync.{mode}.b32 {d}, {r}, {lane}, 31, -1")
         return d
     if r.cls == "b16":
         w, o = e.fn.reg("b32"), e.fn.reg("b32")
         e.fn.emit(f"cvt.u32.u16 {w}, {r}")
-        e.fn.emit(f"shfl.sync.bfly.b32 {o}, {w}, {lane_mask}, 31, -1")
+        e.fn.emit(f"shfl.sync.{mode}.b32 {o}, {w}, {lane}, 31, -1")
         d = e.fn.reg("b16")
         e.fn.emit(f"cvt.u16.u32 {d}, {o}")
         return d
     lo, hi, lo2, hi2 = (e.fn.reg("b32") for _ in range(4))
     e.fn.emit(f"mov.b64 {{{lo}, {hi}}}, {r}")
-    e.fn.emit(f"shfl.sync.bfly.b32 {lo2}, {lo}, {lane_mask}, 31, -1")
-    e.fn.emit(f"shfl.sync.bfly.b32 {hi2}, {hi}, {lane_mask}, 31, -1")
+    e.fn.emit(f"shfl.sync.{mode}.b32 {lo2}, {lo}, {lane}, 31, -1")
+    e.fn.emit(f"shfl.sync.{mode}.b32 {hi2}, {hi}, {lane}, 31, -1")
     d = e.fn.reg(r.cls)
     e.fn.emit(f"mov.b64 {d}, {{{lo2}, {hi2}}}")
     return d
