@@ -198,3 +198,31 @@ def test_fma_rounds_once() -> None:
     assert np.float32(a) * np.float32(a) + c == 0.0
     got16 = elementwise(A.FmaOp, T.float16, [[1.5, 2.0], [2.0, 0.5], [0.25, -1.0]])
     np.testing.assert_array_equal(got16, [3.25, 0.0])
+
+
+def test_f64_fma_rounds_once() -> None:
+    # a*a = 1 + 2**-26 + 2**-54: the 2**-54 is lost unfused, kept by fma.rn.f64
+    a = 1 + 2.0 ** -27
+    got = elementwise(A.FmaOp, T.float64, [[a, 1e300, 0.0, 3.0], [a, 1e10, -0.0, 2.0],
+                                           [-(1 + 2.0 ** -26), -1e308, -0.0, 0.5]])
+    assert got[0] == 2.0 ** -54 and a * a - (1 + 2.0 ** -26) == 0.0
+    assert got[1] == float("inf")      # the product is out of range, exact sum too
+    assert got[2] == 0.0 and np.signbit(got[2])   # -0 + -0 is -0
+    assert got[3] == 6.5
+
+
+def test_f64_fma_matches_exact_rationals() -> None:
+    from fractions import Fraction
+
+    from tlxc.interpreter.numerics import fma64
+
+    rng = np.random.default_rng(3)
+    n = 4000
+    a = rng.standard_normal(n) * np.exp2(rng.integers(-60, 60, n))
+    b = rng.standard_normal(n) * np.exp2(rng.integers(-60, 60, n))
+    c = -(a * b) * (1 + rng.integers(-3, 4, n) * 2.0 ** -52)   # cancellations: the hard cases
+    c[::4] = rng.standard_normal(n // 4) * np.exp2(rng.integers(-1000, 1000, n // 4).astype(float))
+    a[:50] *= 2.0 ** 900                                         # past the split's safe range
+    got = fma64(a, b, c)
+    want = [float(Fraction(x) * Fraction(y) + Fraction(z)) for x, y, z in zip(a, b, c)]
+    np.testing.assert_array_equal(got, want)

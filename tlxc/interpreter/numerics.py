@@ -200,11 +200,10 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, dst: DType) -> np.ndarray:
 
     For types up to float32 the product is exact in float64; TwoSum gives the exact sum as
     ``s + e`` and rounding ``s`` to odd with ``e`` as sticky bit makes the final rounding
-    to ``dst`` a single one. float64 has no wider type here: its fma rounds twice (only
-    a ulp apart in rare cases).
+    to ``dst`` a single one. float64 has no wider type: ``fma64`` computes it.
     """
     if dst.bits == 64:
-        return a * b + c
+        return fma64(np.asarray(a, F64), np.asarray(b, F64), np.asarray(c, F64))
     p = a.astype(F64) * b.astype(F64)
     c64 = c.astype(F64)
     s = p + c64
@@ -217,3 +216,64 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, dst: DType) -> np.ndarray:
         u = s.view(np.uint64) - toward.astype(np.uint64)
         s = (u | inexact.astype(np.uint64)).view(F64)
     return float_to_float(s, dst)
+
+
+def _two_sum(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    s = x + y
+    bb = s - x
+    return s, (x - (s - bb)) + (y - bb)
+
+
+def _split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Veltkamp's split: x = hi + lo exactly, each with at most 26 significant bits."""
+    t = x * 134217729.0  # 2^27 + 1
+    hi = t - (t - x)
+    return hi, x - hi
+
+
+def fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``a * b + c`` in float64 rounded once, as the GPU's ``fma.rn.f64``.
+
+    The product is exact as ``ph + pl`` (Dekker's product on Veltkamp's split, valid while
+    neither the split nor the error term overflows or underflows); then Boldo and
+    Melquiond's emulation: ``th + tl = c + ph`` exactly, ``v`` = ``tl + pl`` rounded to odd,
+    and ``th + v`` rounded to nearest is the correctly rounded ``ph + pl + c``. Elements
+    outside the safe exponent range (and the exact zeros, whose sign IEEE defines by the
+    operands) take exact rational arithmetic instead."""
+    a, b, c = np.broadcast_arrays(a, b, c)
+    shape = a.shape
+    a, b, c = (np.atleast_1d(t) for t in (a, b, c))
+    with np.errstate(all="ignore"):
+        ph = a * b
+        ah, al = _split(a)
+        bh, bl = _split(b)
+        pl = ((ah * bh - ph) + ah * bl + al * bh) + al * bl
+        th, tl = _two_sum(c, ph)
+        s, e = _two_sum(tl, pl)
+        inexact = e != 0
+        toward = inexact & ((e < 0) == (s > 0))  # |s| > |exact|: truncate by one step
+        v = ((s.view(np.uint64) - toward.astype(np.uint64)) | inexact.astype(np.uint64)).view(F64)
+        out = th + v
+        ea, eb, ec = (np.abs(t) for t in (a, b, c))
+        safe = ((ea < 2.0 ** 995) & (eb < 2.0 ** 995) & (ec < 2.0 ** 1000) & (np.abs(ph) < 2.0 ** 1000)
+                & ((np.abs(ph) > 2.0 ** -960) | (ph == 0)) & ((ec > 2.0 ** -960) | (c == 0)) & (out != 0))
+        nonfinite = ~(np.isfinite(a) & np.isfinite(b) & np.isfinite(c))
+        out = np.where(nonfinite, a * b + c, out)
+    slow = ~(safe | nonfinite)
+    if slow.any():
+        out = np.array(out, F64)
+        for i in zip(*np.nonzero(slow)):
+            out[i] = _fma_exact(float(a[i]), float(b[i]), float(c[i]))
+    return out.reshape(shape)[()] if shape == () else out
+
+
+def _fma_exact(a: float, b: float, c: float) -> float:
+    from fractions import Fraction
+
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:  # +0 unless both addends are zeros of one sign (IEEE 754 6.3)
+        return a * b + c if (a * b == 0 and c == 0) else 0.0
+    try:
+        return float(exact)
+    except OverflowError:
+        return math.inf if exact > 0 else -math.inf
