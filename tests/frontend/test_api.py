@@ -111,6 +111,7 @@ def test_asm_get_in_and_keys_agree(mod: Any) -> None:
     """asm.get produces on demand like asm[...] (it returned None for a linkable hsaco);
     `in` and keys() show what has been produced so far, available() what [] can give."""
     from ld_lld import skip_without_ld_lld  # tests/ld_lld.py
+
     from tlxc.codegen.amdgpu.toolchain import find_ld_lld
 
     k = mod.scale.compile("*fp32,*fp32,i32,i32", constants={"FACTOR": 2}, arch="gfx950")

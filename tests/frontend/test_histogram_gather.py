@@ -15,12 +15,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from ld_lld import skip_without_ld_lld  # tests/ld_lld.py
 
 import tlxc
 import tlxc.language as tl
 from tlxc.codegen.nvptx.toolchain import find_tool
-
-from ld_lld import skip_without_ld_lld  # tests/ld_lld.py
 
 
 # -- kernels ---------------------------------------------------------------------------------
