@@ -6,7 +6,7 @@ then on; ``activate``/``deactivate`` turn recording on and off for one session o
 ``finalize`` writes ``<name>.hatchet`` and closes the session. ``with scope(name,
 metrics)`` (also a decorator; ``enter_scope``/``exit_scope`` as calls) opens a node under
 the current one, times the work inside it and adds the metrics to it. With
-``hook="triton"`` every launch through ``kernel[grid]`` is a node under the current scope,
+``hook="triton"`` (or ``"tlxc"``) every launch through ``kernel[grid]`` is a node under the current scope,
 named by the kernel's ``launch_metadata(grid, kernel, args)`` hook (``"name"``; the other
 keys, e.g. ``flops16`` and ``bytes``, are its metrics) or by the kernel. How times are
 measured and the file's form are in ``session.py``; ``viewer.py`` reads the file.
@@ -59,6 +59,8 @@ def start(name: str | None = None, *, context: str | None = "shadow", data: str 
                       "or the host clock")
     if mode is not None:
         raise _refuse(f"start(mode={mode!r})", "leave mode out: tlxc.profiler has no instrumentation modes")
+    if hook == "tlxc":  # a program renamed from triton to tlxc wholesale
+        hook = "triton"
     if hook not in (None, "triton"):
         raise _refuse(f"start(hook={hook!r})", "hook=\"triton\" (kernel launches) is the one hook")
     sid = _next_id
