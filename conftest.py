@@ -93,6 +93,8 @@ def pytest_configure(config: pytest.Config) -> None:
                     view, base, buf = _to_device(a)
                     staged.append((base, buf))
                     return view
+                if isinstance(a, tlxc.TensorWrapper) and isinstance(a.base, np.ndarray):
+                    return tlxc.TensorWrapper(device(a.base), a.dtype)  # tlxc.reinterpret over a numpy array
                 if isinstance(a, tlxc.TensorDescriptor) and isinstance(a.base, np.ndarray):
                     # a descriptor over a numpy array: the same descriptor over its device copy
                     return tlxc.TensorDescriptor(device(a.base), list(a.shape), list(a.strides),

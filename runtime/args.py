@@ -304,15 +304,21 @@ class ArgPlan:
 
     # -- the slow path: full checks with messages --------------------------------------------------
     def pointer_value(self, i: int, a: Any, device: int, ns: dict[str, Any] | None = None,
-                      what: str | None = None) -> int:
+                      what: str | None = None, check_dtype: bool = True) -> int:
         """The address that argument ``i`` passes, after checking that it is in GPU memory,
         of the signature's dtype and aligned as the variant assumes; ``LaunchError`` if not.
         Seeing a ``torch.Tensor`` arms the inline fast path of ``ns``. ``what`` names the
-        value in messages (the argument by default)."""
+        value in messages (the argument by default); ``check_dtype`` False leaves the
+        dtype to the caller (a ``TensorWrapper``'s base)."""
         p = self.params[i]
         what = what or p.describe(i)
         if a is None:
             return 0  # a null pointer, as Triton allows
+        if type(a).__name__ == "TensorWrapper":
+            # tlxc.reinterpret: the base's memory (checked as any argument's) with the
+            # wrapper's element type, a tl dtype, in place of the base's own
+            self._dtype_ok(i, getattr(a.dtype, "sig_name", None), a.dtype)
+            return self.pointer_value(i, a.base, device, None, what, check_dtype=False)
         if isinstance(a, bool):
             raise LaunchError(f"{what} is a bool; a pointer parameter takes a GPU tensor or array", i, p.name)
         if isinstance(a, numbers.Integral):
@@ -322,7 +328,8 @@ class ArgPlan:
         if isinstance(a, DeviceArray):
             if not a.ptr:
                 raise LaunchError(f"{what} is a DeviceArray that was freed", i, p.name)
-            self._dtype_ok(i, a.sig, a.dtype)
+            if check_dtype:
+                self._dtype_ok(i, a.sig, a.dtype)
             return self._aligned(i, a.ptr)
         torch = sys.modules.get("torch")
         if torch is not None and isinstance(a, torch.Tensor):
@@ -333,7 +340,8 @@ class ArgPlan:
             if dev.index != device:
                 raise LaunchError(f"{what} is a torch tensor on {dev} but the kernel runs on cuda:{device}; move the "
                                   f"tensor there (or make cuda:{dev.index} current before the first launch)", i, p.name)
-            self._dtype_ok(i, sig_of_dtype(a.dtype), a.dtype)
+            if check_dtype:
+                self._dtype_ok(i, sig_of_dtype(a.dtype), a.dtype)
             ptr = self._aligned(i, int(a.data_ptr()))
             if type(a) is torch.Tensor and ns is not None:
                 ns["_T"] = torch.Tensor
@@ -346,7 +354,7 @@ class ArgPlan:
             ptr = int(cai["data"][0]) if cai.get("data") else 0
             typestr = cai.get("typestr", "")
             sig = sig_of_typestr(typestr)
-            if sig is not None or not typestr.lstrip("<>|=").startswith("V"):
+            if check_dtype and (sig is not None or not typestr.lstrip("<>|=").startswith("V")):
                 self._dtype_ok(i, sig, typestr)
             return self._aligned(i, ptr)
         if hasattr(a, "__array_interface__") or hasattr(a, "__array__") and not hasattr(a, "data_ptr"):
@@ -358,7 +366,7 @@ class ArgPlan:
                 raise LaunchError(f"{what} is a {type(a).__name__} on {getattr(a, 'device', 'the host')}, not on the "
                                   "GPU; move it to the GPU before launching", i, p.name)
             dt = getattr(a, "dtype", None)
-            if dt is not None:
+            if dt is not None and check_dtype:
                 self._dtype_ok(i, sig_of_dtype(dt), dt)
             return self._aligned(i, int(a.data_ptr()))
         raise LaunchError(f"{what}: cannot pass a {type(a).__name__} for a pointer; pass a tensor or array in GPU "

@@ -764,6 +764,8 @@ ELSEWHERE = {
     "TLXC-INTERNAL-001": "test_internal_error_points_at_user_line below",
     "TLXC-TOOL-001": "test_missing_ptxas_is_a_clear_error below",
     "TLXC-TOOL-002": "test_failing_nvdisasm_is_a_clear_error below",
+    "TLXC-PROFILER-001": "tests/frontend/test_profiler.py::test_what_is_not_implemented_is_an_error_naming_it",
+    "TLXC-PROFILER-002": "tests/frontend/test_profiler.py::test_viewer_refuses_what_it_cannot_derive",
 }
 
 

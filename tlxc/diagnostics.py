@@ -58,6 +58,11 @@ _ENTRIES = [
     Diagnostic("TLXC-OPTION-001", "a launch or compile option that tlxc cannot honour, or a bad value for one",
                "leave the option out or give its default; the message says which options tlxc supports instead "
                "(e.g. ctas_per_cga for clusters)"),
+    Diagnostic("TLXC-PROFILER-001", "a part of proton's API or an option of it that tlxc.profiler does not implement",
+               "tlxc.profiler has sessions, nested scopes with metrics, kernel launches (hook=\"triton\") and the "
+               "tree viewer; leave the option at its default"),
+    Diagnostic("TLXC-PROFILER-002", "the profiler used out of order",
+               "start a session before activating or finalizing it, and exit scopes in the order they were entered"),
     Diagnostic("TLXC-SIG-001", "invalid signature", "use Triton's form, e.g. \"*fp16:16,i32,fp32\""),
     Diagnostic("TLXC-CLI-001", "unknown target architecture",
                "NVIDIA targets are sm_90a (Hopper) and sm_100a (Blackwell); AMD targets are gfx942, gfx950 "

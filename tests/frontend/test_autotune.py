@@ -286,6 +286,27 @@ def test_pre_hook_sets_descriptor_block_shape(load_kernels: Any) -> None:
     np.testing.assert_array_equal(x, np.arange(16) + 3)
 
 
+def test_interpreter_runs_each_configs_pre_hook_before_compiling_it(load_kernels: Any) -> None:
+    """Regression (tutorial 09's TMA matmul): with several configs the interpreter compiled
+    each without its pre_hook, so a descriptor kept its [1, 1] placeholder block shape and
+    every config failed with TLXC-TLX-003."""
+    m = load_kernels(SOURCE)
+    hooked: list[int] = []
+
+    def set_block(nargs: dict[str, Any]) -> None:
+        hooked.append(nargs["BLOCK"])
+        nargs["d"].block_shape = [nargs["BLOCK"], nargs["BLOCK"]]
+
+    tuned = tlxc.autotune(configs=[tlxc.Config({"BLOCK": 16}, pre_hook=set_block),
+                                   tlxc.Config({"BLOCK": 32}, pre_hook=set_block)], key=["n"])(m.with_desc)
+    desc = tlxc.TensorDescriptor(np.zeros((64, 32), np.float16), [64, 32], [32, 1], [1, 1])
+    x = np.zeros(16, np.int32)
+    ck = tuned.interpret[(1,)](desc, x, 3)
+    assert hooked == [16, 32, 16]  # each compile, then the chosen config's launch
+    assert str(ck.signature["d"]) == "tensordesc<fp16[16,16]>"
+    np.testing.assert_array_equal(x, np.arange(16) + 3)
+
+
 def test_heuristics_under_autotune(load_kernels: Any) -> None:
     m = load_kernels(SOURCE)
     tuned = tlxc.autotune(configs=[tlxc.Config({"BLOCK": 32}), tlxc.Config({"BLOCK": 64})], key=["n"])(

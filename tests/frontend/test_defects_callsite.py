@@ -49,6 +49,7 @@ def _load_under_tlxc_folder(tmp_path: Path) -> Any:
     return module
 
 
+@pytest.mark.interpreter_only  # the TLXC_TEST_ON_GPU shim in conftest.py is a user frame between
 def test_user_frames_under_a_folder_named_tlxc_are_the_users(tmp_path: Path) -> None:
     mod = _load_under_tlxc_folder(tmp_path)
     with pytest.raises(tlxc.CompilationError) as info:

@@ -36,12 +36,14 @@ def print_2d(X, M: tl.constexpr, N: tl.constexpr):
     tl.device_print("v ", x > 2, x.to(tl.uint8), x.to(tl.int64))
 
 
+@pytest.mark.interpreter_only  # capsys sees the interpreter's prints, not the GPU's printf
 def test_interpreter_prints_triton_lines(capsys: pytest.CaptureFixture[str]) -> None:
     print_1d.interpret[(2,)](np.array([-1, 0, 7, 12], np.int32), BLOCK=4)
     lines = [f"pid ({p}, 0, 0) idx ({i}) x: {v}" for p in range(2) for i, v in enumerate([-1, 0, 7, 12])]
     assert capsys.readouterr().out.splitlines() == lines
 
 
+@pytest.mark.interpreter_only  # capsys sees the interpreter's prints, not the GPU's printf
 def test_interpreter_operands_hex_scalars_and_no_values(capsys: pytest.CaptureFixture[str]) -> None:
     print_many.interpret[(1,)](np.array([-1, 2], np.int32), BLOCK=2)
     assert capsys.readouterr().out.splitlines() == [
@@ -58,6 +60,7 @@ def test_interpreter_operands_hex_scalars_and_no_values(capsys: pytest.CaptureFi
     ]
 
 
+@pytest.mark.interpreter_only  # capsys sees the interpreter's prints, not the GPU's printf
 def test_interpreter_2d_indices_are_padded_as_triton_pads_them(capsys: pytest.CaptureFixture[str]) -> None:
     x = np.arange(2 * 16, dtype=np.int32).reshape(2, 16) - 1  # dims 2 and 16: widths 1 and 2
     print_2d.interpret[(1,)](x, M=2, N=16)
@@ -119,6 +122,7 @@ def test_ptx_assembles_with_ptxas() -> None:
             assert k.compile(sig, constants=const, arch=arch).asm["cubin"][:4] == b"\x7fELF"
 
 
+@pytest.mark.interpreter_only  # capsys sees the interpreter's prints, not the GPU's printf
 def test_percent_in_the_prefix_is_printed_literally(capsys: pytest.CaptureFixture[str]) -> None:
     @tlxc.jit
     def pct(X):

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from ld_lld import skip_without_ld_lld  # tests/ld_lld.py
 
 import tlxc
 import tlxc.language as tl
@@ -171,6 +172,8 @@ def test_booleans_compile_for_both_targets(ptxas: str, num_warps: int) -> None:
     assert "selp.u32" in ptx.asm["ptx"] and "st.shared.u8" in ptx.asm["ptx"]
     assert ptx.asm["cubin"][:4] == b"\x7fELF"
     amd = booleans.compile("*i32,*i32,*i32,*i32", {"N": 256}, arch="gfx942", num_warps=num_warps)
+    assert "s_endpgm" in amd.asm["amdgcn"]
+    skip_without_ld_lld(amd._amd_object)
     assert amd.asm["hsaco"][:4] == b"\x7fELF"
 
 
@@ -179,10 +182,11 @@ def test_gfx942_code() -> None:
     asm = hist.asm["amdgcn"]
     assert asm.count("ds_add_u32") == 4  # 1024 elements over 256 lanes
     assert "s_barrier" in asm
-    assert hist.asm["hsaco"][:4] == b"\x7fELF"
     gat = gather_2d.compile("*fp32,*i32,*fp32", {"R": 16, "C": 8, "IR": 16, "IC": 32, "AXIS": 1}, arch="gfx942")
     asm = gat.asm["amdgcn"]
     assert "ds_write" in asm and "ds_read" in asm
+    skip_without_ld_lld(hist._amd_object)  # the code objects link
+    assert hist.asm["hsaco"][:4] == b"\x7fELF"
     assert gat.asm["hsaco"][:4] == b"\x7fELF"
 
 

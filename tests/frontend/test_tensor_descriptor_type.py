@@ -135,6 +135,8 @@ def _line_of(mod: Any, text: str) -> int:
 # -- isinstance at compile time ------------------------------------------------------------------
 
 
+@pytest.mark.not_on_gpu_yet("a host descriptor argument the kernel never loads through has no tma_params, "
+                             "which the GPU launch asks for its swizzle")
 def test_isinstance_folds_for_each_kind_of_value(load_kernels: Any) -> None:
     mod = load_kernels("""
         @tlxc.jit

@@ -45,6 +45,7 @@ def test_driver_active_describes_a_stand_in_device_when_interpreting(interpretin
         a.get_current_target()
 
 
+@pytest.mark.interpreter_only  # CPU torch tensors are interpreter arguments by design
 def test_cpu_torch_tensors_are_interpreter_arguments() -> None:
     torch = pytest.importorskip("torch")
     x = torch.arange(100, dtype=torch.float32)

@@ -164,3 +164,38 @@ def test_bool_and_inf() -> None:
     plan = ArgPlan(["i1", "fp32", "fp16"])
     assert plan.pack((0, float("inf"), float("-inf"))) == struct.pack(plan.format, False, float("inf"), float("-inf"))
     assert plan.pack((5, 0, 0)) == struct.pack(plan.format, True, 0.0, 0.0)
+
+
+class _OnDevice:
+    """An int32 array in "GPU memory" as CUDA's array interface describes one."""
+
+    def __init__(self, address: int, n: int) -> None:
+        self.shape, self.itemsize = (n,), 4
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": "<i4", "version": 3, "data": (address, False)}
+
+
+def test_a_reinterpreted_tensor_passes_its_base_address_with_the_wrappers_dtype() -> None:
+    """Regression: tlxc.reinterpret(int32 array, tl.uint32) for a *u32 parameter was refused
+    on the GPU path ("the array has dtype u32 but this kernel was compiled for pointers to
+    u32"): the packer compared the wrapper's tl dtype as if it were an array dtype."""
+    import tlxc
+    import tlxc.language as tl
+
+    plan = ArgPlan(["*u32:16"], ["x"])
+    base = _OnDevice(0x7F0000001000, 16)
+    assert plan.pointer_value(0, tlxc.reinterpret(base, tl.uint32), 0) == 0x7F0000001000
+    e = _error_of(lambda: plan.pointer_value(0, base, 0))  # the base itself is int32
+    assert "the array has dtype <i4 (i32)" in str(e) and "pointers to u32" in str(e)
+    e = _error_of(lambda: plan.pointer_value(0, tlxc.reinterpret(base, tl.float32), 0))
+    assert "the array has dtype f32 (fp32)" in str(e) and "pointers to u32" in str(e)
+    host = np.zeros(16, np.int32)  # the base's memory is still checked: host memory is refused
+    e = _error_of(lambda: plan.pointer_value(0, tlxc.reinterpret(host, tl.uint32), 0))
+    assert "in host memory, not on the GPU" in str(e)
+    e = _error_of(lambda: plan.pointer_value(0, tlxc.reinterpret(_OnDevice(0x7F0000001004, 16), tl.uint32), 0))
+    assert "16" in str(e)  # misaligned for the :16 the variant assumes
+
+
+def _error_of(call: Any) -> LaunchError:
+    with pytest.raises(LaunchError) as e:
+        call()
+    return e.value

@@ -399,6 +399,8 @@ class Autotuner(_Wrapper):
         failures: dict[Config, BaseException] = {}
         for c in configs:
             try:
+                if c.pre_hook is not None:  # it may fix what the compile sees (a descriptor's block shape)
+                    c.pre_hook({**nargs, **kwargs, **c.all_kwargs()})
                 self._launch_inner(grid, True, args, {**kwargs, **c.all_kwargs()}, compile_only=True)
             except Exception as e:
                 if not _is_config_failure(e):

@@ -19,6 +19,7 @@ from .launch import (
     ENV_GET,
     ENV_KEY,
     ENV_OFF,
+    LAUNCH_HOOK,
     FastTable,
     Launcher,
     gpu_arch,
@@ -92,6 +93,8 @@ class KernelFunction(KernelDef):
         bound to the grid, or the interpreter under TLXC_INTERPRET)."""
         if ENV_GET(ENV_KEY) not in ENV_OFF:
             return Launcher(self, grid, interpret=True)
+        if LAUNCH_HOOK:  # a profiler records launches on the slow path only
+            return Launcher(self, grid, interpret=False)
         try:
             launcher = self._launchers.get(grid)
         except TypeError:  # an unhashable grid (a list)
@@ -350,8 +353,9 @@ class _InterpretIndexer:
 def kernel(fn: Callable[..., Any] | None = None, *, do_not_specialize: Sequence[Any] = (), noinline: bool = False,
            debug: bool | None = None, **ignored: Any) -> Any:
     """Decorator: ``@tlxc.kernel`` or ``@tlxc.kernel(do_not_specialize=["n"])``."""
-    # Triton's profiling hooks (``repr``, ``launch_metadata``) are kept on the kernel: Triton
-    # calls them only for an attached profiler, and tlxc has none to call them for.
+    # Triton's profiling hooks (``repr``, ``launch_metadata``) are kept on the kernel:
+    # ``tlxc.profiler`` calls ``launch_metadata`` for the launches it records (``repr`` is
+    # only Triton's own launch hooks', which tlxc does not have).
     # ``do_not_specialize_on_alignment``: those arguments are not specialized at all (no
     # alignment or divisibility assumed), which is what the option protects.
     unknown = set(ignored) - {"repr", "launch_metadata", "do_not_specialize_on_alignment"}

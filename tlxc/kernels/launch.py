@@ -159,6 +159,13 @@ def _grid3(g: Any) -> tuple[int, int, int] | None:
 
 # -- the slow path -----------------------------------------------------------------------------------
 
+# The launch hook of an attached profiler (``tlxc.profiler`` with ``hook="triton"``), or
+# empty: an object with ``enter(kernel, grid, bound_args) -> token`` and ``exit(token)``,
+# called around each launch. While it is set, ``kernel[grid]`` takes the slow path, which
+# is the only one that calls it; the fast path stays free of the check.
+LAUNCH_HOOK: list[Any] = []
+
+
 class Launcher:
     """``kernel[grid]`` on the slow path (the interpreter, a grid that is empty or wrong,
     a kernel without a fast path), and the state that the fast path is bound to: ``g3``
@@ -202,15 +209,19 @@ class Launcher:
             passed = [values[p] for p in kernel.runtime_params if p in ck.signature]
             if dims[0] * dims[1] * dims[2] == 0:
                 return ck
+            hook = LAUNCH_HOOK[0] if LAUNCH_HOOK else None
+            token = hook.enter(kernel, dims, values) if hook is not None else None
             if not self.interpret:
                 loaded = _loaded(ck)
                 loaded(dims, passed, stream=launch.get("stream"))
-                if key is not None:
+                if key is not None and hook is None:  # a profiled launch keeps to this path
                     remember(kernel, key, loaded, ck, runtime)
-                return ck
-            from ..interpreter import run_kernel
+            else:
+                from ..interpreter import run_kernel
 
-            run_kernel(ck.func, dims, passed)
+                run_kernel(ck.func, dims, passed)
+            if hook is not None:
+                hook.exit(token)
             return ck
         except TlxcError as e:
             raise clean(e) from None
