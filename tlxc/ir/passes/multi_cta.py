@@ -107,7 +107,7 @@ def _check_accumulation(loop: ForOp) -> None:
     term = body.ops[-1]
     for i, arg in enumerate(body.args[1:]):
         yielded = term.operands[i]
-        v = arg
+        v: Value = arg
         while True:
             users = _live_uses(v)
             if v is yielded:
@@ -239,7 +239,7 @@ def _start_from_zero_off_rank0(loop: ForOp, b: Builder) -> None:
             rank = b.value(ClusterCtaRankOp, [], int32)
             is0 = b.value(CmpOp, [rank, _const(b, int32, 0)], int1, predicate="eq")
         t = init.type
-        zero = _const(b, t, 0.0 if t.scalar.is_floating() else 0)  # type: ignore[arg-type, union-attr]
+        zero = _const(b, t, 0.0 if t.scalar.is_floating() else 0)  # type: ignore[arg-type]
         cond = is0
         if isinstance(t, TileType):
             cond = b.value(SplatOp, [is0], TileType(t.shape, int1))
@@ -260,14 +260,16 @@ def _combine(at: Operation, partial: Value, n: int, func: FuncOp, repeated: bool
     t = partial.type
     scalar = not isinstance(t, TileType)
     tile = _exchange_type(partial)
+    element = tile.element
+    assert isinstance(element, DType)
     entry = Builder(func.body, at.loc)
     entry.index = 0
     # allocated before the builder below takes its insertion index: the entry may be
     # the same block
-    buf = entry.value(LocalAllocOp, [], MemDescType(tile.shape, tile.element, n))  # type: ignore[arg-type]
+    buf = entry.value(LocalAllocOp, [], MemDescType(tile.shape, element, n))
     b = _builder_after(at)
     value = b.value(SplatOp, [partial], tile) if scalar else partial
-    one = MemDescType(tile.shape, tile.element, 0)
+    one = MemDescType(tile.shape, element, 0)
     rank = b.value(ClusterCtaRankOp, [], int32)
     mine = b.value(LocalViewOp, [buf, rank], one)
     for r in range(n):
@@ -305,7 +307,7 @@ def _rewrite(loop: ForOp, sums: list[ReduceOp], n: int, func: FuncOp) -> None:
 
 
 def run(module: Operation, options: PassOptions) -> Operation:
-    for func in module.funcs:  # type: ignore[attr-defined]
+    for func in module.funcs:
         loops = [op for op in func.walk() if isinstance(op, ForOp) and op.multi_cta]
         if not loops:
             continue
