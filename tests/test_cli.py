@@ -72,10 +72,10 @@ def test_output_file_and_pass_dumps(kernel_file: Path, tmp_path: Path, capsys: p
 
 
 PIPELINES = {
-    "sm_90a": ["fold", "cse", "dce", "check-target", "decompose-scaled-dot", "software-pipeline", "tma-staging", "dot-to-wgmma",
-               "buffer-layouts", "layouts", "dce", "smem-alloc", "membar"],
-    "gfx950": ["fold", "cse", "dce", "descriptor-pointers", "check-target", "buffer-layouts", "layouts", "dce",
-               "smem-alloc", "membar"],
+    "sm_90a": ["multi-cta", "fold", "cse", "dce", "check-target", "decompose-scaled-dot", "software-pipeline",
+               "tma-staging", "dot-to-wgmma", "buffer-layouts", "layouts", "dce", "smem-alloc", "membar"],
+    "gfx950": ["multi-cta", "fold", "cse", "dce", "descriptor-pointers", "check-target", "buffer-layouts", "layouts",
+               "dce", "smem-alloc", "membar"],
 }
 
 
@@ -87,10 +87,11 @@ def test_print_after_all_shows_every_pass_of_the_target(arch: str, kernel_file: 
     err = capsys.readouterr().err
     dumped = [line.split(" after ")[1].split(" //")[0] for line in err.splitlines()
               if line.startswith("// -----// IR after")]
-    # the canonicalization group may take more than one round; then the target's passes, once each
-    first_target_pass = dumped.index(PIPELINES[arch][3])
-    assert set(dumped[:first_target_pass]) == {"fold", "cse", "dce"}
-    assert dumped[first_target_pass:] == PIPELINES[arch][3:]
+    # multi-cta, the canonicalization group (maybe more than one round), then the
+    # target's passes, once each
+    first_target_pass = dumped.index(PIPELINES[arch][4])
+    assert dumped[0] == "multi-cta" and set(dumped[1:first_target_pass]) == {"fold", "cse", "dce"}
+    assert dumped[first_target_pass:] == PIPELINES[arch][4:]
     # before layouts no tile has one, after it every tile does; smem-alloc writes the kernel's shared bytes
     section = {n: err.split(f"// -----// IR after {n} //----- //")[1].split("// -----//")[0]
                for n in ("buffer-layouts", "layouts", "smem-alloc")}
@@ -98,7 +99,7 @@ def test_print_after_all_shows_every_pass_of_the_target(arch: str, kernel_file: 
     tiles = [line for line in section["layouts"].splitlines() if ": tile<" in line]
     assert tiles and all("ll(register=" in line for line in tiles)
     assert "smem_total = 0" in section["smem-alloc"]
-    for name in PIPELINES[arch][3:] + ["frontend"]:  # --time-passes has a line for every pass
+    for name in PIPELINES[arch][4:] + ["frontend"]:  # --time-passes has a line for every pass
         assert re.search(rf"^{re.escape(name)} +\d+\.\d+$", err, re.M), name
 
 

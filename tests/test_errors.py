@@ -207,6 +207,16 @@ def k(x, n):
     tl.store(x, acc)
 """, "k.compile('*fp32,i32')"),
     ],
+    "TLXC-LOOP-002": [
+        ("""
+@tlxc.jit
+def k(x, n):
+    acc = tl.zeros([16], dtype=tl.float32)
+    for i in tl.range(0, n, 16, multi_cta=True):
+        acc = tl.maximum(acc, tl.load(x + i + tl.arange(0, 16)))  # ERR tl.maximum
+    tl.store(x, tl.sum(acc, axis=0))
+""", "k.compile('*fp32,i32', ctas_per_cga=(2, 1, 1))"),
+    ],
     "TLXC-ASSERT-001": [
         ("""
 @tlxc.jit

@@ -48,6 +48,9 @@ _ENTRIES = [
     Diagnostic("TLXC-LOOP-001", "loop-carried value changes type",
                "initialise the variable before the loop with the type it has inside the loop, "
                "e.g. acc = tl.zeros([M, N], dtype=tl.float32)"),
+    Diagnostic("TLXC-LOOP-002", "a multi_cta loop that cannot be split over the CTAs of a cluster",
+               "a multi_cta loop may only accumulate sums (acc += x) whose results are reduced with tl.sum "
+               "after the loop"),
     Diagnostic("TLXC-ASSERT-001", "static assertion failed", "the condition is false at compile time"),
     Diagnostic("TLXC-LAUNCH-001", "wrong number of kernel arguments",
                "pass one value per kernel parameter (constexprs may be given by keyword)"),

@@ -20,6 +20,7 @@ from tlxc.ir.passes import (
     fold,
     format_timings,
     ir_dumper,
+    multi_cta,
     run_pipeline,
 )
 from tlxc.ir.passes.options import DEFAULT_OPTIONS
@@ -39,7 +40,7 @@ return
 
 def test_the_pipeline_is_one_named_list() -> None:
     assert [name for name, _ in CANONICALIZE] == ["fold", "cse", "dce"]
-    assert TILE_PIPELINE == [("canonicalize", CANONICALIZE)]
+    assert TILE_PIPELINE == [("multi-cta", multi_cta.run), ("canonicalize", CANONICALIZE)]
 
 
 def test_canonicalize_runs_to_a_fixed_point() -> None:
@@ -74,7 +75,7 @@ def test_a_fixed_point_is_a_fixed_point() -> None:
 def test_timings_are_recorded_per_pass() -> None:
     timings: dict[str, float] = {}
     run_pipeline(parse(kernel(NEEDS_TWO_ROUNDS, ARGS)), PassOptions(), timings=timings)
-    assert set(timings) == {"fold", "cse", "dce"}
+    assert set(timings) == {"multi-cta", "fold", "cse", "dce"}
     assert all(isinstance(t, float) and t >= 0.0 for t in timings.values())
     report = format_timings(timings)
     assert "fold" in report and "total" in report
@@ -90,8 +91,9 @@ def test_dump_hook_sees_every_pass_before_and_after() -> None:
 
     run_pipeline(parse(kernel(NEEDS_TWO_ROUNDS, ARGS)), None, dump=dump)
     one_round = [(w, n) for n in ("fold", "cse", "dce") for w in ("before", "after")]
-    # round 1 changes the IR, round 2 folds x - x, round 3 finds nothing new
-    assert calls == one_round * 3
+    # multi-cta first (no multi_cta loop: nothing to do), then canonicalize: round 1
+    # changes the IR, round 2 folds x - x, round 3 finds nothing new
+    assert calls == [("before", "multi-cta"), ("after", "multi-cta")] + one_round * 3
     assert texts[0] == kernel(NEEDS_TWO_ROUNDS, ARGS)
 
 

@@ -39,8 +39,10 @@ _RANGE_OPTIONS = ("num_stages", "loop_unroll_factor")
 # Requests that are a yes/no. ``warp_specialize`` asks Triton to split the loop into
 # producer and consumer warps by itself; tlxc records the request on the loop but does not
 # split loops automatically yet (explicit ``tlx.async_tasks`` do that), so the loop runs
-# unspecialized and computes the same numbers.
-_RANGE_FLAGS = ("warp_specialize",)
+# unspecialized and computes the same numbers. ``multi_cta`` splits the loop's iterations
+# over the CTAs of the cluster and sums what the loop accumulated across them (the
+# ``multi-cta`` pass, ``tlxc/ir/passes/multi_cta.py``).
+_RANGE_FLAGS = ("warp_specialize", "multi_cta")
 
 
 class ControlSignal(Exception):
