@@ -22,6 +22,9 @@ SPILLS_ALLOWED = {
     # maxnreg).
     "attention-0": "ptxas occupancy heuristic caps at 168 registers",
     "attention-1": "ptxas occupancy heuristic caps at 168 registers",
+    # fp32 "ieee" 32x32x16 on mma-less FMA code, software-pipelined: ptxas 12.9 settles on
+    # 80 registers on sm_100a and spills 4 bytes (84 and none on sm_90a)
+    "matmul-1": "ptxas keeps 80 registers on sm_100a",
 }
 
 

@@ -43,6 +43,10 @@ _RANGE_OPTIONS = ("num_stages", "loop_unroll_factor")
 # over the CTAs of the cluster and sums what the loop accumulated across them (the
 # ``multi-cta`` pass, ``tlxc/ir/passes/multi_cta.py``).
 _RANGE_FLAGS = ("warp_specialize", "multi_cta")
+# Performance hints of Triton's that change no result, accepted and not recorded:
+# ``flatten`` (Triton may fuse a loop nest into one loop; tlxc runs the nest as written) and
+# ``disallow_acc_multi_buffer`` (tlxc never multi-buffers an accumulator: always true).
+_RANGE_HINTS = ("flatten", "disallow_acc_multi_buffer")
 
 
 class ControlSignal(Exception):
@@ -442,15 +446,15 @@ class ControlFlowMixin(_Base):
                      is_tl_range: bool) -> None:
         attrs: dict[str, Any] = {}
         for k, v in kwargs.items():
-            if not is_tl_range or k not in _RANGE_OPTIONS + _RANGE_FLAGS:
-                allowed = ", ".join(_RANGE_OPTIONS + _RANGE_FLAGS) if is_tl_range else "none"
+            if not is_tl_range or k not in _RANGE_OPTIONS + _RANGE_FLAGS + _RANGE_HINTS:
+                allowed = ", ".join(_RANGE_OPTIONS + _RANGE_FLAGS + _RANGE_HINTS) if is_tl_range else "none"
                 raise self.error(it, "TLXC-CALL-002", f"{'tl.range' if is_tl_range else 'range'} does not take "
                                  f"'{k}' (supported options: {allowed})")
-            if k in _RANGE_FLAGS:
+            if k in _RANGE_FLAGS + _RANGE_HINTS:
                 if v is not None and not isinstance(v, bool):
                     raise self.error(it, "TLXC-CONSTEXPR-001", f"{k} must be a compile-time bool, got "
                                      f"{describe(v)}")
-                if v is not None:
+                if v is not None and k in _RANGE_FLAGS:
                     attrs[k] = v
                 continue
             low = 0 if k == "loop_unroll_factor" else 1

@@ -102,6 +102,7 @@ class _Analysis:
     num_threads: int
     inserted: list[Operation] = field(default_factory=list)
     warp_size: int = 32
+    probe: set[tuple[int, str]] | None = None  # what a dry run finds wanting (``wanted``)
 
     def ranges(self, v: Value) -> list[Interval]:
         return self.plan.ranges(v) or [EVERYTHING]
@@ -132,6 +133,8 @@ class _Analysis:
             need_barrier |= _overlaps(rs, conflicts)
             if not a.generic:
                 need_fence |= _overlaps(rs, state.generic)
+        if self.probe is not None:
+            self.probe.update((id(op), k) for k, on in (("barrier", need_barrier), ("fence", need_fence)) if on)
         if need_fence and insert:
             self.insert(op, ops.FenceOp, {"scope": "async_shared"})
         if need_barrier and insert:
@@ -163,8 +166,8 @@ class _Analysis:
         settled by a barrier (and fence) before the loop rather than inside it, where it
         would run every iteration (attention's Q, stored once and read by every
         iteration's wgmma)."""
-        if insert:
-            need_barrier, need_fence = self.entry_conflicts(blocks, state)
+        if insert and (state.reads or state.writes or state.generic):
+            need_barrier, need_fence = self.entry_conflicts(op, blocks, state)
             if need_fence:
                 self.insert(op, ops.FenceOp, {"scope": "async_shared"})
                 state = State(state.reads, state.writes, frozenset())
@@ -189,20 +192,37 @@ class _Analysis:
         # over-approximates (with the insertions in place), or after none
         return at_exit if exit_after is not None else state | s
 
-    def entry_conflicts(self, blocks: list[Block], state: State) -> tuple[bool, bool]:
-        """(barrier, fence): whether an op of the loop conflicts with what ``state`` has
-        pending at its entry."""
-        barrier = fence = False
+    def head(self, blocks: list[Block], state: State) -> State:
+        """The state at the head of a loop entered with ``state`` (back edges included)."""
+        head = state
+        while True:
+            s = head
+            for b in blocks:
+                s = self.block(b, s, False)
+            grown = head | s
+            if grown == head:
+                return head
+            head = grown
+
+    def wanted(self, blocks: list[Block], head: State) -> set[tuple[int, str]]:
+        """The (op, "barrier" | "fence") the loop's body would need from ``head``."""
+        outer, self.probe = self.probe, set()
+        s = head
         for b in blocks:
-            for top in b.ops:
-                for inner in top.walk():
-                    if isinstance(inner, ops.AsyncTasksOp):
-                        return barrier, fence  # partitions keep their own accounts
-                    for a in accesses(inner):
-                        rs = self.ranges(a.value)
-                        barrier |= _overlaps(rs, state.writes | state.reads if a.kind == "write" else state.writes)
-                        fence |= not a.generic and _overlaps(rs, state.generic)
-        return barrier, fence
+            s = self.block(b, s, False)
+        got, self.probe = self.probe, outer
+        return got
+
+    def entry_conflicts(self, op: Operation, blocks: list[Block], state: State) -> tuple[bool, bool]:
+        """(barrier, fence): whether what ``state`` has pending at the loop's entry makes an
+        op of the loop need a barrier (a fence) that the loop's own back edges would not --
+        then it is cheaper before the loop."""
+        if any(isinstance(x, ops.AsyncTasksOp) for b in blocks for top in b.ops for x in top.walk()):
+            return False, False  # partitions keep their own accounts
+        clean = self.wanted(blocks, self.head(blocks, State()))
+        entered = self.wanted(blocks, self.head(blocks, state))
+        extra = entered - clean
+        return any(k == "barrier" for _, k in extra), any(k == "fence" for _, k in extra)
 
     def partitions(self, op: ops.AsyncTasksOp, state: State, insert: bool) -> State:
         """Every warp meets where the region starts and ends, so accesses before it are
