@@ -42,6 +42,7 @@ class _DeviceView:
     def __init__(self, array, buffer, offset: int) -> None:
         self.array, self.buffer, self.offset = array, buffer, offset
         self.dtype = array.dtype
+        self.shape, self.strides = array.shape, array.strides
         typestr = array.dtype.str
         if type(array.dtype).__module__.startswith("ml_dtypes") or array.dtype.type.__module__.startswith("ml_dtypes"):
             typestr = f"|V{array.dtype.itemsize}"  # bf16/fp8 have no array-interface code

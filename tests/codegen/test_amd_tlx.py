@@ -222,6 +222,7 @@ def test_layout_warps_must_match() -> None:
             ROLE="transient", ACC_CLASS=None)
 
 
+@pytest.mark.interpreter_only  # an AMD kernel: TLXC_TEST_ON_GPU would compile it for the H200
 def test_an_extract_slice_across_threads_moves_the_tile_once() -> None:
     """A slice that is not whole registers of the source's layout (16 columns of a 64-wide
     MFMA tile whose four waves each hold 16 columns): the tile is converted once into the

@@ -105,6 +105,7 @@ def test_expected_unsupported_names_user_kernels() -> None:
         assert f"def {name}(" in source, f"{name} is no longer a kernel of {USER_TESTS.name}"
 
 
+@pytest.mark.interpreter_only  # collects the kernels that interpreted launches compile
 @pytest.mark.parametrize("arch", NVIDIA_ARCHS)
 @pytest.mark.parametrize("test_name", TEST_NAMES)
 def test_user_kernels_assemble(test_name: str, arch: str, request: pytest.FixtureRequest,

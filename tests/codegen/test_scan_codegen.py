@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ld_lld import skip_without_ld_lld  # tests/ld_lld.py
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "frontend"))
 import test_scan as K  # noqa: E402  (tests/frontend/test_scan.py)
@@ -93,6 +94,7 @@ def test_ptx_other_scans_assemble(name: str) -> None:
 def test_amdgcn(arch: str, name: str) -> None:
     ck = _compiled(name, arch)
     asm = ck.asm["amdgcn"]
+    skip_without_ld_lld(ck._amd_object)
     assert ck.asm["hsaco"]
     # gfx942/gfx950 are wave64: 128 positions take 64 lanes (6 steps + the carry); gfx1250 wave32: 5 + 1
     steps = (16 if name == "running_argmax" else (64 if arch != "gfx1250" else 32)).bit_length() - 1 + 1

@@ -99,6 +99,10 @@ class Emitter:
     tensormaps: Any = None
     scratch_offset: int = 0
     current: Operation | None = None
+    # where the current op's scratch lies over buffers dead at it (``scratch_over_dead``);
+    # None: in the scratch area
+    _window: int | None = None
+    _dead: Any = None
     axis: Any = None  # the axis analysis of the function (contiguity/alignment), for vectorization
     _unpacked: dict[int, TileRegs] = field(default_factory=dict)  # packed values unpacked by this op
     _divergent: dict[int, bool] = field(default_factory=dict)  # scalar values that differ between threads
@@ -300,11 +304,54 @@ class Emitter:
         else:  # a partition runs beside the others: its own area, placed after the base one (placement)
             self.partition_scratch[self.scope] = max(self.partition_scratch.get(self.scope, 0), nbytes)
 
+    def scratch_over_dead(self, nbytes: int) -> None:
+        """Reserve ``nbytes`` of scratch for the current op, over the bytes of buffers that
+        are dead at it where they leave room (a GEMM epilogue's layout conversion over the
+        finished main loop's operand ring: the kernel's shared memory stays what the loop
+        needs, so more CTAs fit on an SM), else in the scratch area. Only for an op that
+        writes its scratch after a barrier of the whole CTA (every thread is past its last
+        access to the dead buffers; their asynchronous work was retired before the
+        allocation's live range ended -- ``smem_alloc.live_ranges``), outside loops and
+        partitions."""
+        at, room = self._dead_window()
+        if nbytes <= room:
+            self._window = at
+        else:
+            self.scratch(nbytes)
+
+    def _dead_window(self) -> tuple[int, int]:
+        op = self.current
+        if op is None or self.smem is None or not self.smem.allocations or self.scope != self._base_scope \
+                or self.partitions or _in_loop(op):
+            return 0, 0
+        if self._dead is None:
+            from ...ir.analysis.buffers import ProgramOrder
+            from ...ir.passes.smem_alloc import live_ranges
+
+            func = op
+            while func.parent is not None and func.parent.parent_op is not None and func.NAME != "func":
+                func = func.parent.parent_op
+            order = ProgramOrder(func)
+            self._dead = (order, live_ranges(func, order, self.smem.roots, [a.op for a in self.smem.allocations]))
+        order, live = self._dead
+        if id(op) not in order.pos:
+            return 0, 0
+        p = order.of(op)
+        busy = sorted((a.offset, a.offset + a.size) for a in self.smem.allocations if live[id(a.op)][1] >= p)
+        best, at = (0, 0), 0
+        for lo, hi in busy + [(self.scratch_offset, self.scratch_offset)]:
+            if lo - at > best[1]:
+                best = (at, lo - at)
+            at = max(at, -(-hi // 128) * 128)
+        return best
+
     def smem_base(self) -> Reg:
         """The 32-bit shared-window address of the scope's scratch area (after the
         kernel's buffers, ``scratch_offset`` bytes into ``global_smem``; a partition's
         after the others', written as a placeholder that ``place_scratch`` fills)."""
         assert self.scope is not None
+        if self._window is not None:
+            return self.special_value(f"smem@{self._window}", f"mov.u32 {{r}}, global_smem+{self._window};")
         if self.scope != self._base_scope:
             return self.special_value("smem", f"mov.u32 {{r}}, global_smem+@SCRATCH{self.scope.first_warp}@;")
         if self.scratch_offset:
@@ -377,6 +424,7 @@ class Emitter:
             idx = self.files.setdefault(op.loc.file, len(self.files) + 1)
             self.fn.loc(idx, op.loc.line, op.loc.col)
         prev, self.current = self.current, op
+        prev_window, self._window = self._window, None
         # an unpacked copy is only valid where it was made: within one op, which does not
         # interleave with the ops of its regions (they reset this too)
         self._unpacked = {}
@@ -386,7 +434,17 @@ class Emitter:
             raise InternalCompilerError("nvptx", f"lowering '{op.NAME}': {err}", op.loc) from None
         finally:
             self.current = prev
+            self._window = prev_window
             self._unpacked = {}
+
+
+def _in_loop(op: Operation) -> bool:
+    parent = op.parent.parent_op if op.parent is not None else None
+    while parent is not None:
+        if isinstance(parent, (ops.ForOp, ops.WhileOp)):
+            return True
+        parent = parent.parent.parent_op if parent.parent is not None else None
+    return False
 
 
 def layout_of(t: Type) -> LinearLayout | None:

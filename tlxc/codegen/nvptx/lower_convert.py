@@ -268,7 +268,7 @@ def _unpack_bits(e: Emitter, word: Reg, n: int, stride: int, cls: str) -> list[R
 
 # -- shared memory ------------------------------------------------------------------------------
 def _shared(e: Emitter, cls: str, regs: list[Reg], move: SharedMove) -> list[Reg]:
-    e.scratch(move.round_size * move.elem_bits // 8)
+    e.scratch_over_dead(move.round_size * move.elem_bits // 8)  # every round starts with a barrier
     out: list[Reg | None] = [None] * len(move.load.offsets)
     if move.rounds == 1:
         e.barrier()  # the scratch area may still be read by the op before
