@@ -156,3 +156,25 @@ def test_range_hints_triton_accepts() -> None:
     x = np.arange(5, dtype=np.float32)
     hinted.interpret[(1,)](x, 5)
     assert x[0] == 10.0
+
+
+@tlxc.jit
+def desc_loop(a_ptr, b_ptr, c_ptr, K):
+    """Operands from tensor descriptors (TMA through a staging buffer refilled every
+    iteration), B transposed, as in Triton's persistent-matmul tutorial."""
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[64, K], strides=[K, 1], block_shape=[64, 64])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[64, K], strides=[K, 1], block_shape=[64, 64])
+    acc = tl.zeros((64, 64), tl.float32)
+    for k in range(0, K, 64):
+        acc = tl.dot(a_desc.load([0, k]), b_desc.load([0, k]).T, acc)
+    r = tl.arange(0, 64)
+    tl.store(c_ptr + r[:, None] * 64 + r[None, :], acc)
+
+
+def test_a_staging_buffer_refilled_every_iteration_keeps_no_wgmma_in_flight() -> None:
+    """Regression (Triton's tutorial 09 on the H200, wrong at 8192x8192): wgmma reads the
+    TMA staging buffers in place; the next iteration's TMA load refills them, so the wgmma
+    must be complete by then (``wgmma.wait_group 0`` in the loop, not 1)."""
+    ptx = desc_loop.compile("*fp16:16,*fp16:16,*fp32:16,i32:16", arch="sm_90a", num_stages=3).asm["ptx"]
+    assert "wgmma.mma_async" in ptx
+    assert "wgmma.wait_group.sync.aligned 1;" not in ptx

@@ -122,17 +122,17 @@ def _drop_unused_results(op: Operation) -> bool:
     if isinstance(op, ops.ForOp):
         body = op.body
         term = _terminator(body)
-        dead: list[tuple[int, list[Operation]]] = []
+        cycles: list[tuple[int, list[Operation]]] = []
         for i, r in enumerate(op.results):
             chain = None if r.uses else _feeds_only_its_slot(body.args[i + 1], term, i)
             if chain is not None:
-                dead.append((i, chain))
-        for i, chain in reversed(dead):
+                cycles.append((i, chain))
+        for i, chain in reversed(cycles):
             drop_operand(term, i)
             for x in sorted(chain, key=body.ops.index, reverse=True):
                 x.erase()
             drop_block_arg(body, i + 1)
             drop_operand(op, len(op.operands) - len(op.inits) + i)  # the init of result i
             drop_result(op, i)
-        return bool(dead)
+        return bool(cycles)
     return False

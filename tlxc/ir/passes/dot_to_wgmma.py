@@ -38,8 +38,21 @@ from collections.abc import Callable
 from ..builder import Builder
 from ..core import Block, Operation, Value
 from ..layout.wgmma import WARPGROUP_ROWS
-from ..ops import (AsyncDotOp, AsyncDotWaitOp, ConstantOp, DotOp, ForOp, LoadOp, LocalAllocOp, LocalLoadOp,
-                   LocalStoreOp, LocalTransOp, LocalViewOp, TransOp, WhileOp)
+from ..ops import (
+    AsyncDotOp,
+    AsyncDotWaitOp,
+    ConstantOp,
+    DotOp,
+    ForOp,
+    LoadOp,
+    LocalAllocOp,
+    LocalLoadOp,
+    LocalStoreOp,
+    LocalTransOp,
+    LocalViewOp,
+    TransOp,
+    WhileOp,
+)
 from ..ops.tasks import warps_at
 from ..types import DType, MemDescType, int32
 from .options import PassOptions
@@ -120,7 +133,7 @@ def _in_flight_ok(op: DotOp) -> int | None:
     iteration (``pendings = 1``); None otherwise."""
     body = op.parent
     loop = body.parent_op if body is not None else None
-    if not isinstance(loop, ForOp):
+    if body is None or not isinstance(loop, ForOp):
         return None
     term = body.ops[-1]
     uses = op.result.uses
@@ -152,6 +165,28 @@ def _store_point(v: Value, op: Operation) -> Operation:
     return point
 
 
+def _ring_slot(buf: Value, op: Operation) -> bool:
+    """Whether ``buf`` is a slot of a multi-buffered ring chosen by a value the loop around
+    ``op`` carries (``software-pipeline``'s ring: the next iteration writes another slot)."""
+    while isinstance(buf.owner, LocalTransOp):
+        buf = buf.owner.buf
+    view = buf.owner
+    if not isinstance(view, LocalViewOp):
+        return False
+    t = view.buf.type
+    body = op.parent
+    return isinstance(t, MemDescType) and t.num >= 2 and body is not None and view.index in body.args[1:]
+
+
+def _stays_put(buf: Value | None, v: Value, op: Operation) -> bool:
+    """Whether the next iteration leaves the smem operand that ``op`` reads alone: a ring
+    slot, or a buffer stored before the loop (a staging buffer a TMA load refills every
+    iteration, or a store in the loop, does not)."""
+    if buf is not None:
+        return _ring_slot(buf, op)
+    return _store_point(v, op) is not op
+
+
 def _rewrite(op: DotOp, body: Block, options: PassOptions, num_warps: int) -> None:
     a, b, acc = op.a, op.b, op.acc
     elem = a.type.scalar
@@ -168,7 +203,7 @@ def _rewrite(op: DotOp, body: Block, options: PassOptions, num_warps: int) -> No
     # one wgmma may stay in flight into the next iteration only if that iteration writes
     # nothing it reads: operands from a pipelined ring (software-pipeline rotates it) or
     # stored before the loop -- not registers, not a buffer stored every iteration
-    if a_regs or (a_in is None and _store_point(a, op) is op) or (b_in is None and _store_point(b, op) is op):
+    if a_regs or not _stays_put(a_in, a, op) or not _stays_put(b_in, b, op):
         slot = None
     with Builder(None, op.loc).before(top) as hoist:
         a_buf = a_in if a_in is not None else (a if a_regs else _buffer(hoist, (m, k), elem, created))
@@ -190,14 +225,17 @@ def _rewrite(op: DotOp, body: Block, options: PassOptions, num_warps: int) -> No
     op.result.replace_all_uses_with(done.results[0])
     op.erase()
     for v in (a, b):  # a read wgmma now does from the buffer itself
-        if isinstance(v.owner, TransOp) and not v.uses:
-            x = v.owner.x
-            v.owner.erase()
-            v = x
-        if isinstance(v.owner, LocalLoadOp) and not v.uses and v.owner.parent is not None:
-            v.owner.erase()
+        src = v.owner
+        if isinstance(src, TransOp) and not v.uses:
+            v = src.x
+            src.erase()
+        src = v.owner
+        if isinstance(src, LocalLoadOp) and not v.uses and src.parent is not None:
+            src.erase()
     if slot is not None:  # the last wgmma of the loop completes before its result is read
+        assert done.parent is not None
         loop = done.parent.parent_op
+        assert isinstance(loop, ForOp) and loop.parent is not None
         out = loop.results[slot]
         after = loop.parent.ops[loop.parent.ops.index(loop) + 1]
         with Builder(None, op.loc).before(after) as b_:

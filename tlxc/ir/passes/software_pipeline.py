@@ -52,7 +52,7 @@ from .. import ops
 from ..builder import Builder
 from ..core import Block, BlockArgument, Operation, Region, Value
 from ..ops.tasks import enclosing_partition
-from ..types import MemDescType, TileType, int1, int32, tile, token
+from ..types import DType, MemDescType, TileType, Type, int1, int32, tile, token
 from . import dce
 from .options import PassOptions
 from .rewrite import constant_of
@@ -107,7 +107,7 @@ def plan(loop: ops.ForOp) -> Plan | None:
     if any(isinstance(op, _HANDS_OFF) for op in list(loop.walk())[1:]):
         return None
     loads = [op for op in body.ops if isinstance(op, ops.LoadOp) and isinstance(op.result.type, TileType)
-             and not op.volatile and _feeds_dots_only(op.result, body)]
+             and isinstance(op.result.type.scalar, DType) and not op.volatile and _feeds_dots_only(op.result, body)]
     if not loads:
         return None
     iv, args = body.args[0], body.args[1:]
@@ -125,7 +125,7 @@ def plan(loop: ops.ForOp) -> Plan | None:
                     work.append(yielded[j])
             continue
         op = v.owner
-        if op.parent is not body or id(op) in members:
+        if not isinstance(op, Operation) or op.parent is not body or id(op) in members:
             continue  # defined outside the loop (or seen)
         if not op.PURE or op.regions or isinstance(op, ops.DotOp):
             return None
@@ -161,6 +161,12 @@ class _Cloner:
         return [m.get(id(self.yielded[j]), self.yielded[j]) for j in self.p.carried]
 
 
+def _elem(t: Type) -> DType:
+    e = t.scalar
+    assert isinstance(e, DType)  # loads of pointers are not pipelined (plan)
+    return e
+
+
 def _const(b: Builder, value: int, t=int32) -> Value:
     return b.value(ops.ConstantOp, [], t, value=value)
 
@@ -169,7 +175,7 @@ def _issue(b: Builder, p: Plan, m: dict[int, Value], rings: list[Value], slot: V
     """The asynchronous copies of one iteration into ``slot``, masked by ``valid``."""
     for ld, ring in zip(p.loads, rings):
         t = ld.result.type
-        buf = b.value(ops.LocalViewOp, [ring, slot], MemDescType(t.shape, t.scalar, 0))
+        buf = b.value(ops.LocalViewOp, [ring, slot], MemDescType(t.shape, _elem(t), 0))
         mask = b.value(ops.SplatOp, [valid], tile(t.shape, int1))
         if ld.mask is not None:
             mask = b.value(ops.AndOp, [m.get(id(ld.mask), ld.mask), mask], mask.type)
@@ -191,7 +197,7 @@ def rewrite(p: Plan, stages: int) -> None:
     cl = _Cloner(p)
     loc = loop.loc
     with Builder(None, loc).before(loop) as b:
-        rings = [b.value(ops.LocalAllocOp, [], MemDescType(ld.result.type.shape, ld.result.type.scalar, stages))
+        rings = [b.value(ops.LocalAllocOp, [], MemDescType(ld.result.type.shape, _elem(ld.result.type), stages))
                  for ld in p.loads]
         state = [loop.inits[j] for j in p.carried]
         for s in range(stages - 1):
@@ -210,7 +216,7 @@ def rewrite(p: Plan, stages: int) -> None:
         na.name_hint = a.name_hint
         a.replace_all_uses_with(na)
     n_old = len(loop.inits)
-    ahead = list(nb.args[1 + n_old: 1 + n_old + len(p.carried)])
+    ahead: list[Value] = list(nb.args[1 + n_old: 1 + n_old + len(p.carried)])
     read, write = nb.args[-2], nb.args[-1]
     for op in list(body.ops):
         body.remove(op)
@@ -223,7 +229,7 @@ def rewrite(p: Plan, stages: int) -> None:
         b.create(ops.AsyncWaitGroupOp, [], [token], {"pendings": stages - 2})
         for ld, ring in zip(p.loads, rings):
             t = ld.result.type
-            view = b.value(ops.LocalViewOp, [ring, read], MemDescType(t.shape, t.scalar, 0))
+            view = b.value(ops.LocalViewOp, [ring, read], MemDescType(t.shape, _elem(t), 0))
             ld.result.replace_all_uses_with(b.value(ops.LocalLoadOp, [view], t))
     with Builder(None, loc).before(yld) as b:
         iv = nb.args[0]
