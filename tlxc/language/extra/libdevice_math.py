@@ -53,8 +53,9 @@ log10   2 ulp               0.5 ulp            2 / 1 ulp
 
 (float64 bounds: the largest error seen over several random samples, rounded up to half
 an ulp with half an ulp to spare, as a fixed sample can miss the worst case. 0.5 ulp for
-float32 means "0.5 ulp plus the float64 result's error": the tests allow 0.501.) On the GPU float64 ``exp``/``log`` are tlxc's routines rather than numpy's, which
-can add about one ulp to the names built on them (sinh ... log10) in float64.
+float32 means "0.5 ulp plus the float64 result's error": the tests allow 0.501.) On the
+GPU float64 ``exp``/``log`` are tlxc's routines rather than numpy's, which can add about
+one ulp to the names built on them (sinh ... log10) in float64.
 """
 
 from __future__ import annotations
