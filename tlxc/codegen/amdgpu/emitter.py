@@ -28,6 +28,7 @@ from ...ir.core import Block, Operation, Value
 from ...ir.layout.common import all_register_coords, thread_terms
 from ...ir.layout.linear import LinearLayout
 from ...ir.types import BarrierType, MemDescType, TileType, TokenType, Type
+from ..dead_window import DeadWindows
 from .isa import AmdTarget
 from .llvm import I32, I64, LDS_PTR, mangle
 
@@ -70,7 +71,7 @@ class Emitter:
     entry: ir.Block | None = None  # the function's first block: per-kernel values are computed there
     _special: dict[str, ir.Value] = field(default_factory=dict)
     _coords: dict[tuple[LinearLayout, int], ir.Value | int] = field(default_factory=dict)
-    _dead: Any = None  # (program order, live ranges) of the buffers, for ``dead_window``
+    _dead: Any = None  # the buffers' live ranges, for ``dead_window`` (``codegen.dead_window``)
 
     # -- values ------------------------------------------------------------------------------
     def get(self, v: Value) -> TileVals:
@@ -173,29 +174,11 @@ class Emitter:
         layout conversion over the operand buffers of the finished main loop. (0, 0): none.
         Liveness ends at a buffer's last ``local_load``, whose reads ``lower_buffers`` may
         defer to the dot that uses them: such an op never comes in between (``deferrable``)."""
-        op = self.current
-        if op is None or self.smem is None or not self.smem.allocations or _in_loop(op):
+        if self.current is None:
             return 0, 0
         if self._dead is None:
-            from ...ir.analysis.buffers import ProgramOrder
-            from ...ir.passes.smem_alloc import live_ranges
-
-            func = op
-            while func.parent is not None and func.parent.parent_op is not None and func.NAME != "func":
-                func = func.parent.parent_op
-            order = ProgramOrder(func)
-            self._dead = (order, live_ranges(func, order, self.smem.roots, [a.op for a in self.smem.allocations]))
-        order, live = self._dead
-        if id(op) not in order.pos:
-            return 0, 0
-        p = order.of(op)
-        busy = sorted((a.offset, a.offset + a.size) for a in self.smem.allocations if live[id(a.op)][1] >= p)
-        best, at = (0, 0), 0
-        for lo, hi in busy + [(self.scratch_offset, self.scratch_offset)]:
-            if lo - at > best[1]:
-                best = (at, lo - at)
-            at = max(at, -(-hi // SCRATCH_WINDOW_ALIGN) * SCRATCH_WINDOW_ALIGN)
-        return best
+            self._dead = DeadWindows(self.smem, self.scratch_offset)
+        return self._dead.at(self.current)
 
     def scratch_at(self, nbytes: int) -> int:
         """Where the current op's ``nbytes`` of scratch start, in bytes from the scratch
@@ -242,18 +225,6 @@ class Emitter:
             rule(self, op)
         finally:
             self.current = prev
-
-
-SCRATCH_WINDOW_ALIGN = 128  # a scratch window over dead buffers starts on a bank line
-
-
-def _in_loop(op: Operation) -> bool:
-    parent = op.parent.parent_op if op.parent is not None else None
-    while parent is not None:
-        if isinstance(parent, (ops.ForOp, ops.WhileOp)):
-            return True
-        parent = parent.parent.parent_op if parent.parent is not None else None
-    return False
 
 
 class _EntryBuilder(ir.IRBuilder):

@@ -30,6 +30,7 @@ from ...ir.core import Block, Operation, Value
 from ...ir.layout.common import all_register_coords, thread_terms
 from ...ir.layout.linear import LinearLayout
 from ...ir.types import BarrierType, DType, MemDescType, PointerType, TileType, TokenType, Type
+from ..dead_window import DeadWindows
 from .instructions import PtxOperandError, bar_sync, bar_warp_sync
 from .isa import NvidiaTarget
 from .ptx import PtxFunction, Reg, reg_class
@@ -321,29 +322,11 @@ class Emitter:
 
     def _dead_window(self) -> tuple[int, int]:
         op = self.current
-        if op is None or self.smem is None or not self.smem.allocations or self.scope != self._base_scope \
-                or self.partitions or _in_loop(op):
+        if op is None or self.scope != self._base_scope or self.partitions:
             return 0, 0
         if self._dead is None:
-            from ...ir.analysis.buffers import ProgramOrder
-            from ...ir.passes.smem_alloc import live_ranges
-
-            func = op
-            while func.parent is not None and func.parent.parent_op is not None and func.NAME != "func":
-                func = func.parent.parent_op
-            order = ProgramOrder(func)
-            self._dead = (order, live_ranges(func, order, self.smem.roots, [a.op for a in self.smem.allocations]))
-        order, live = self._dead
-        if id(op) not in order.pos:
-            return 0, 0
-        p = order.of(op)
-        busy = sorted((a.offset, a.offset + a.size) for a in self.smem.allocations if live[id(a.op)][1] >= p)
-        best, at = (0, 0), 0
-        for lo, hi in busy + [(self.scratch_offset, self.scratch_offset)]:
-            if lo - at > best[1]:
-                best = (at, lo - at)
-            at = max(at, -(-hi // 128) * 128)
-        return best
+            self._dead = DeadWindows(self.smem, self.scratch_offset)
+        return self._dead.at(op)
 
     def smem_base(self) -> Reg:
         """The 32-bit shared-window address of the scope's scratch area (after the
@@ -436,15 +419,6 @@ class Emitter:
             self.current = prev
             self._window = prev_window
             self._unpacked = {}
-
-
-def _in_loop(op: Operation) -> bool:
-    parent = op.parent.parent_op if op.parent is not None else None
-    while parent is not None:
-        if isinstance(parent, (ops.ForOp, ops.WhileOp)):
-            return True
-        parent = parent.parent.parent_op if parent.parent is not None else None
-    return False
 
 
 def layout_of(t: Type) -> LinearLayout | None:
