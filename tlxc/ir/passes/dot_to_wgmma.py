@@ -151,18 +151,19 @@ def _store_point(v: Value, op: Operation) -> Operation:
     """Where to store operand ``v`` of ``op`` into its buffer: before the outermost loop
     around ``op`` that ``v`` is invariant in (Q of attention, loaded once), else right
     before ``op``."""
-    defined_in = v.owner.parent if isinstance(v.owner, Operation) else v.owner
-    point, cur = op, op.parent.parent_op if op.parent is not None else None
-    while isinstance(cur, (ForOp, WhileOp)):
-        inner = defined_in
-        while inner is not None and inner is not cur.parent:
-            owner = inner.parent_op
-            if owner is cur:
-                return point
-            inner = owner.parent if owner is not None else None
-        point = cur
-        cur = cur.parent.parent_op if cur.parent is not None else None
+    block = v.owner.parent if isinstance(v.owner, Operation) else v.owner
+    around_v = set()  # the region ops that enclose v's definition
+    while block is not None and block.parent_op is not None:
+        around_v.add(id(block.parent_op))
+        block = block.parent_op.parent
+    point, cur = op, _parent_op(op)
+    while isinstance(cur, (ForOp, WhileOp)) and id(cur) not in around_v:
+        point, cur = cur, _parent_op(cur)
     return point
+
+
+def _parent_op(op: Operation) -> Operation | None:
+    return op.parent.parent_op if op.parent is not None else None
 
 
 def _ring_slot(buf: Value, op: Operation) -> bool:
