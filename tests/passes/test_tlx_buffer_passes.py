@@ -380,10 +380,11 @@ def test_cp_async_waits_and_wgmma_fences() -> None:
         %e = async_dot %vs, %va, acc=%d : tile<64x64xf32>
         return
     """)
-    # after the wait's bar.sync, the cp.async data needs only the proxy fence; the
-    # register store read by the async proxy needs fence and barrier (and waits for the
-    # previous dot's reads)
-    assert seq == ("local_alloc local_alloc async_load async_commit_group async_wait_group F async_dot B "
+    # after the wait's bar.sync the cp.async data is ready for the async proxy with no
+    # fence (a proxy fence would be a MEMBAR.ALL.CTA that also waits for the copies still
+    # in flight); the register store read by the async proxy needs fence and barrier (and
+    # waits for the previous dot's reads)
+    assert seq == ("local_alloc local_alloc async_load async_commit_group async_wait_group async_dot B "
                    "local_store F B async_dot")
 
 

@@ -29,7 +29,7 @@ from typing import Literal
 
 Access = Literal["read", "write"]
 MemorySpace = Literal["smem", "tmem"]
-Proxy = Literal["generic", "async"]
+Proxy = Literal["generic", "async", "cp_async"]
 SyncKind = Literal["arrive", "expect_bytes", "wait", "cta_barrier", "named_barrier", "fence"]
 
 
@@ -40,7 +40,12 @@ class Memory:
     space -- shared memory or tensor memory;
     proxy -- "generic" for ordinary loads and stores by the threads, "async" for the
              asynchronous proxy (TMA, wgmma): mixing the two on the same bytes needs a
-             proxy fence;
+             proxy fence; "cp_async" for the threads' asynchronous copies (``cp.async``),
+             done at the issuing thread's wait and then ordered by a CTA barrier like a
+             generic write, which the async proxy (wgmma) reads without a proxy fence --
+             as every cp.async + wgmma pipeline (CUTLASS's ``MainloopSm90CpAsyncGmma``,
+             Triton's) does; a fence there would be a ``MEMBAR.ALL.CTA`` per iteration,
+             which also waits for the copies still in flight;
     ordered_by_barrier -- whether the access is done when the issuing threads move on, so
              a CTA barrier orders it for the others; False for an asynchronous write that
              completes through an mbarrier (a TMA load), which a CTA barrier does not order.
@@ -78,7 +83,7 @@ def read(operand: str, proxy: Proxy = "generic", space: MemorySpace = "smem") ->
 
 def write(operand: str, proxy: Proxy = "generic", space: MemorySpace = "smem") -> Memory:
     # an asynchronous-proxy write lands later, through its mbarrier
-    return Memory("write", operand, space, proxy, ordered_by_barrier=proxy == "generic")
+    return Memory("write", operand, space, proxy, ordered_by_barrier=proxy != "async")
 
 
 CTA_BARRIER = Sync("cta_barrier")

@@ -223,6 +223,11 @@ def async_dot(e: Emitter, op: Operation) -> None:
     acc_v, use_v = op.acc, op.use_acc
     f16 = rt.scalar.name == "f16"
     regs = _accumulator(e, acc_v, rt, f16)
+    home = None if f16 else _carried_home(e, op)
+    if home is not None and [r.name for r in home] != [r.name for r in regs]:
+        for r, src in zip(home, regs):
+            e.fn.emit(f"mov.{r.cls} {r}, {src}")
+        regs = home
     # -- scale-d of the first K-step: accumulate unless there is no accumulator / use_acc is false --
     if use_v is not None:
         first = e.get(use_v).regs[0]
@@ -278,6 +283,60 @@ def _accumulator(e: Emitter, acc_v: Value | None, rt: TileType, f16: bool) -> li
     for r, src in zip(regs, got.regs):
         e.fn.emit(f"mov.{r.cls} {r}, {src}")
     return regs
+
+
+def _all_retired_before(op: Operation) -> bool:
+    """Whether an earlier ``wait_group 0`` of the same block already retired every wgmma
+    (none issued since): the wait for attention's carried ``P @ V`` after the next ``Q @ K``'s
+    own wait, which ``dot-to-wgmma`` adds for the value flow, costs no instruction then."""
+    block = op.parent
+    if block is None:
+        return False
+    for x in reversed(block.ops[:block.ops.index(op)]):
+        if isinstance(x, ops.AsyncDotWaitOp) and x.pendings == 0:
+            return True
+        if any(isinstance(y, ops.AsyncDotOp) for y in x.walk()):
+            return False
+    return False
+
+
+def _carried_home(e: Emitter, op: Operation) -> list[Reg] | None:
+    """The registers of the loop-carried value that ``op``'s result becomes at the end of
+    the iteration (``dot-to-wgmma`` leaves attention's ``P @ V`` in flight over the back
+    edge), when nothing reads them after ``op`` in this iteration: the MMA accumulates
+    there directly, so the back edge moves no in-flight accumulator (ptxas would serialize
+    the wgmma pipeline: C7514). None otherwise."""
+    body = op.parent
+    loop = body.parent_op if body is not None else None
+    if body is None or not isinstance(loop, ops.ForOp):
+        return None
+    term = body.ops[-1]
+    if op.result.uses != [term]:
+        return None
+    slots = [j for j, v in enumerate(term.operands) if v is op.result]
+    if len(slots) != 1:
+        return None
+    arg = body.args[1 + slots[0]]
+    got = e.get(arg, packed_ok=True)
+    if got.packed:
+        return None
+    names = {r.name for r in got.regs}
+    before = {id(x) for x in body.ops[:body.ops.index(op)]}
+    pending = [arg]
+    while pending:  # every reader of the carried registers comes before op
+        v = pending.pop()
+        for user in v.uses:
+            top = user
+            while top.parent is not body and top.parent is not None and top.parent.parent_op is not None:
+                top = top.parent.parent_op
+            if id(top) not in before:
+                return None
+            if isinstance(user, ops.AsyncDotWaitOp):
+                pending.extend(r for r, w in zip(user.results, user.operands) if w is v)
+            elif any(names & {r.name for r in e.get(r_, packed_ok=True).regs}
+                     for r_ in user.results if isinstance(r_.type, TileType)):
+                return None  # a reader that passes the registers through
+    return list(got.regs)
 
 
 # ops whose results are registers they create (lower_arith's ``elementwise``), unless an
@@ -360,7 +419,8 @@ def _register_a(e: Emitter, op: Operation, a: Value, warps: tuple[int, int]) -> 
 
 @lowers(ops.AsyncDotWaitOp)
 def async_dot_wait(e: Emitter, op: Operation) -> None:
-    e.fn.emit(insn.wgmma_wait_group(op.pendings))
+    if not (op.pendings == 0 and _all_retired_before(op)):
+        e.fn.emit(insn.wgmma_wait_group(op.pendings))
     for v, r in zip(op.operands, op.results):
         e.values[id(r)] = e.get(v, packed_ok=True)  # fp16 accumulators stay packed until read
 

@@ -39,7 +39,7 @@ class AsyncLoadOp(Operation):
     shape; masked-off elements get ``other`` (zero without it)."""
 
     NAME = "async_load"
-    MEMORY = (write("buf"),)  # at issue: the copy lands while others may still read
+    MEMORY = (write("buf", "cp_async"),)  # at issue: the copy lands while others may still read
     OPERANDS = ("ptr", "buf", "?mask", "?other")
     ATTRS = {"cache": "", "eviction": ""}
 

@@ -147,6 +147,48 @@ def _in_flight_ok(op: DotOp) -> int | None:
     return slots[0]
 
 
+def _deferred_wait_point(op: DotOp, a_regs: bool) -> tuple[int, Operation] | None:
+    """(slot, op): where the next iteration waits for ``op``'s wgmma when the loop carries
+    its result on to something other than its own accumulator (attention's ``acc``,
+    rescaled before the next ``P @ V``): the first top-level op of the body that reads the
+    carried value, writes shared memory (the pipelined copy that refills the slot this
+    wgmma reads) or, for a register A, defines A again. Until then the wgmma stays in
+    flight -- over the loop's back edge and the next iteration's first ``dot``, whose own
+    wait retires it, as Triton schedules attention. None when the result goes elsewhere."""
+    body = op.parent
+    loop = body.parent_op if body is not None else None
+    if body is None or not isinstance(loop, ForOp):
+        return None
+    term = body.ops[-1]
+    if [u for u in op.result.uses] != [term]:
+        return None
+    slots = [j for j, v in enumerate(term.operands) if v is op.result]
+    if len(slots) != 1:
+        return None
+    arg = body.args[1 + slots[0]]
+    a_def = _top_level(op.a.owner, body) if a_regs and isinstance(op.a.owner, Operation) and \
+        _encloses(body, op.a.owner) else None
+    for x in body.ops:
+        if x is op:  # nothing to overlap before the dot itself: wait right after it
+            return None
+        if x is a_def or any(arg in y.operands for y in x.walk()) or _writes_smem(x):
+            return slots[0], x
+    return None  # pragma: no cover - op itself is in the body
+
+
+def _encloses(block: Block, op: Operation) -> bool:
+    cur: Operation | None = op
+    while cur is not None and cur.parent is not None:
+        if cur.parent is block:
+            return True
+        cur = cur.parent.parent_op
+    return False
+
+
+def _writes_smem(x: Operation) -> bool:
+    return any(e.access == "write" for y in x.walk() for e, _ in y.memory_effects())
+
+
 def _store_point(v: Value, op: Operation) -> Operation:
     """Where to store operand ``v`` of ``op`` into its buffer: before the outermost loop
     around ``op`` that ``v`` is invariant in (Q of attention, loaded once), else right
@@ -204,8 +246,10 @@ def _rewrite(op: DotOp, body: Block, options: PassOptions, num_warps: int) -> No
     # one wgmma may stay in flight into the next iteration only if that iteration writes
     # nothing it reads: operands from a pipelined ring (software-pipeline rotates it) or
     # stored before the loop -- not registers, not a buffer stored every iteration
-    if a_regs or not _stays_put(a_in, a, op) or not _stays_put(b_in, b, op):
+    stays = _stays_put(a_in, a, op) and _stays_put(b_in, b, op)
+    if a_regs or not stays:
         slot = None
+    deferred = _deferred_wait_point(op, a_regs) if slot is None and (a_regs or stays) else None
     with Builder(None, op.loc).before(top) as hoist:
         a_buf = a_in if a_in is not None else (a if a_regs else _buffer(hoist, (m, k), elem, created))
         b_buf = b_in if b_in is not None else _buffer(hoist, (k, n), elem, created)
@@ -222,8 +266,10 @@ def _rewrite(op: DotOp, body: Block, options: PassOptions, num_warps: int) -> No
             for x in [dot, *reversed(created)]:
                 x.erase()
             return
-        done = here.create(AsyncDotWaitOp, [dot.result], [acc.type], {"pendings": 0 if slot is None else 1})
-    op.result.replace_all_uses_with(done.results[0])
+        done = None
+        if deferred is None:
+            done = here.create(AsyncDotWaitOp, [dot.result], [acc.type], {"pendings": 0 if slot is None else 1})
+    op.result.replace_all_uses_with(done.results[0] if done is not None else dot.result)
     op.erase()
     for v in (a, b):  # a read wgmma now does from the buffer itself
         src = v.owner
@@ -233,9 +279,17 @@ def _rewrite(op: DotOp, body: Block, options: PassOptions, num_warps: int) -> No
         src = v.owner
         if isinstance(src, LocalLoadOp) and not v.uses and src.parent is not None:
             src.erase()
+    if deferred is not None:  # the next iteration waits before it touches what the wgmma does
+        slot, point = deferred
+        arg = dot.parent.args[1 + slot]  # type: ignore[union-attr]
+        with Builder(None, op.loc).before(point) as here:
+            early = here.create(AsyncDotWaitOp, [arg], [arg.type], {"pendings": 0})
+        for user in list(arg.uses):
+            for i, v in enumerate(user.operands):
+                if v is arg and user is not early:
+                    user.set_operand(i, early.results[0])
     if slot is not None:  # the last wgmma of the loop completes before its result is read
-        assert done.parent is not None
-        loop = done.parent.parent_op
+        loop = dot.parent.parent_op  # type: ignore[union-attr]
         assert isinstance(loop, ForOp) and loop.parent is not None
         out = loop.results[slot]
         after = loop.parent.ops[loop.parent.ops.index(loop) + 1]

@@ -16,8 +16,10 @@ Guarantees:
   operands of ``async_dot`` and ``tma_store``;
 * a ``fence {scope = "async_shared"}`` before an op of the async proxy (``async_dot``,
   ``tma_store`` reading, ``tma_load`` writing) that touches bytes an ordinary
-  (generic-proxy) access -- ``local_store``, ``local_load``, ``async_load`` -- touched
-  since the last such fence; the fence comes before the barrier, as CUTLASS orders them.
+  (generic-proxy) access -- ``local_store``, ``local_load`` -- touched since the last
+  such fence; the fence comes before the barrier, as CUTLASS orders them. An
+  ``async_load`` (``cp.async``) needs none: its copy is done at the wait, and the barrier
+  after the wait orders it for wgmma as CUTLASS's and Triton's pipelines rely on.
 
 Existing synchronization counts, as the ops declare it (``SYNC``): ``barrier_alloc``,
 ``barrier_expect``, normal ``barrier_arrive`` and ``async_wait_group`` lower with a
@@ -71,13 +73,16 @@ class State:
 class Access:
     kind: str  # "read" | "write"
     value: Value
-    generic: bool  # an ordinary (generic-proxy) access, else the async proxy's
+    generic: bool  # an ordinary (generic-proxy) access: the async proxy needs a fence after it
+    in_async_proxy: bool  # done by the async proxy (wgmma, TMA)
+    ordered: bool  # done when its threads move on (a CTA barrier orders it for the others)
 
 
 def accesses(op: Operation) -> list[Access]:
     """The shared-memory accesses of ``op`` that hazards are about (its declared memory
     effects: ``tlxc.ir.effects``)."""
-    return [Access(e.access, v, e.proxy == "generic") for e, v in op.memory_effects() if e.space == "smem"]
+    return [Access(e.access, v, e.proxy == "generic", e.proxy == "async", e.ordered_by_barrier)
+            for e, v in op.memory_effects() if e.space == "smem"]
 
 
 def is_cta_barrier(op: Operation, num_threads: int) -> bool:
@@ -131,7 +136,7 @@ class _Analysis:
             rs = self.ranges(a.value)
             conflicts = state.writes | state.reads if a.kind == "write" else state.writes
             need_barrier |= _overlaps(rs, conflicts)
-            if not a.generic:
+            if a.in_async_proxy:
                 need_fence |= _overlaps(rs, state.generic)
         if self.probe is not None:
             self.probe.update((id(op), k) for k, on in (("barrier", need_barrier), ("fence", need_fence)) if on)
@@ -146,7 +151,7 @@ class _Analysis:
             rs = self.ranges(a.value)
             if a.kind == "read":
                 reads.update(rs)
-            elif a.generic:  # TMA writes complete through their mbarrier, not through this order
+            elif a.ordered:  # TMA writes complete through their mbarrier, not through this order
                 writes.update(rs)
             if a.generic:
                 generic.update(rs)
