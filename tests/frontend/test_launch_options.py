@@ -177,3 +177,43 @@ def test_warmup_honours_its_arguments(load_kernels: Any, fake_driver: Any) -> No
     with pytest.raises(CompilationError) as ei:
         m.k.warmup(x, 64, BLOCK=64, num_ctas=0)
     _refused(ei, "num_ctas", "must be from 1 to 8")
+
+
+def test_extern_libs_names_the_libraries_tlxc_implements(load_kernels: Any, fake_driver: Any) -> None:
+    """Triton's tutorial 07 launches with extern_libs={'libdevice': path}: tlxc accepts the
+    library it implements itself per target family (libdevice on NVIDIA and in the
+    interpreter, ocml/ockl on AMD), links nothing, and refuses any other library or file."""
+    m = load_kernels(SOURCE)
+    x = np.arange(64, dtype=np.float32)
+    m.k.interpret[(1,)](x, 64, BLOCK=64, extern_libs={"libdevice": "/nowhere/libdevice.10.bc"})
+    np.testing.assert_array_equal(x, np.arange(64) + 1.0)
+    t = FakeTensor(4096)
+    plain = m.k[(1,)](t, 64, BLOCK=64)
+    m.k[(1,)](t, 64, BLOCK=64)  # now in the fast table
+    assert m.k[(1,)](t, 64, BLOCK=64, extern_libs={"libdevice": "libdevice.10.bc"}) is plain  # the same code
+    assert len(fake_driver.launches) == 3
+    amd = m.k.compile("*fp32:16,i32", {"BLOCK": 64}, arch="gfx942",
+                      extern_libs=(("ocml", "/rocm/ocml.bc"), ("ockl", "/rocm/ockl.bc")))
+    assert amd.options.arch == "gfx942"
+    assert m.k.compile("*fp32:16,i32", {"BLOCK": 64}, extern_libs={}).options.arch == "sm_90a"
+    with pytest.raises(CompilationError) as ei:  # a fast-path launch that names a wrong file is checked too
+        m.k[(1,)](t, 64, BLOCK=64, extern_libs={"libdevice": "/home/me/mylib.bc"})
+    _refused(ei, "extern_libs", "'/home/me/mylib.bc', which is not libdevice's bitcode (libdevice*.bc)")
+    assert "test_launch_options.py" in str(ei.value)  # the caller's line
+    with pytest.raises(CompilationError) as ei:
+        m.k.compile("*fp32:16,i32", {"BLOCK": 64}, extern_libs={"cublas": "/x/libcublas.bc"})
+    _refused(ei, "extern_libs", "tlxc does not implement the functions of a library 'cublas'")
+    with pytest.raises(CompilationError) as ei:
+        m.k.compile("*fp32:16,i32", {"BLOCK": 64}, arch="gfx942", extern_libs={"libdevice": "/x/libdevice.10.bc"})
+    _refused(ei, "extern_libs", "'libdevice' is a library of the NVIDIA targets, not of gfx942")
+    with pytest.raises(CompilationError) as ei:
+        m.k.interpret[(1,)](x, 64, BLOCK=64, extern_libs={"ocml": "/rocm/ocml.bc"})
+    _refused(ei, "extern_libs", "'ocml' is a library of the AMD targets, not of sm_90a")
+    with pytest.raises(CompilationError) as ei:
+        m.k.compile("*fp32:16,i32", {"BLOCK": 64}, extern_libs="libdevice.10.bc")
+    _refused(ei, "extern_libs", "must be a dict of library name to bitcode path")
+    with pytest.raises(CompilationError) as ei:
+        m.k.compile("*fp32:16,i32", {"BLOCK": 64}, extern_libs={"libdevice": 10})
+    _refused(ei, "extern_libs", "must be a str or os.PathLike, got 10")
+    assert tlxc.Config({"BLOCK": 64}, extern_libs={"libdevice": "libdevice.10.bc"}).extern_libs == {
+        "libdevice": "libdevice.10.bc"}

@@ -83,13 +83,18 @@ class Case:
 
     def __init__(self, rng: np.random.Generator, fa: str, fb: str, a_scale: bool = True, b_scale: bool = True,
                  group: int = 32, a_pack: bool = True, b_pack: bool = True, m: int = 32, n: int = 32, k: int = 64,
-                 scales: tuple[tuple[int, int], tuple[int, int]] = ((100, 160), (100, 160))) -> None:
+                 scales: tuple[tuple[int, int], tuple[int, int]] = ((100, 160), (100, 160)),
+                 e4m3_scales: bool = False) -> None:
         a_shape = (m, k) if fa != "e2m1" else ((m, k // 2) if a_pack else (m // 2, k))
         b_shape = (k, n) if fb != "e2m1" else ((k // 2, n) if b_pack else (k, n // 2))
         self.a, self.b = self._operand(rng, fa, a_shape), self._operand(rng, fb, b_shape)
         (alo, ahi), (blo, bhi) = scales
         self.sa = rng.integers(alo, ahi, size=(m, k // group), dtype=np.uint8)
         self.sb = rng.integers(blo, bhi, size=(n, k // group), dtype=np.uint8)
+        if e4m3_scales:  # nvfp4's scales: e4m3 values, here from 2**-9 (subnormal) to 448
+            self.sa = (rng.random((m, k // group)) * 8).astype(ml_dtypes.float8_e4m3fn)
+            self.sb = (rng.random((n, k // group)) * 8).astype(ml_dtypes.float8_e4m3fn)
+            self.sa[0, 0], self.sa[1, 0], self.sb[2, 1] = 2.0 ** -9, 448.0, 0.875 * 2.0 ** -6
         self.c = rng.standard_normal((m, n)).astype(np.float32)
         self.consts = dict(AM=a_shape[0], AK=a_shape[1], BK=b_shape[0], BN=b_shape[1], M=m, N=n, SK=k // group,
                            FA=fa, FB=fb, A_PACK=a_pack, B_PACK=b_pack, A_SCALE=a_scale, B_SCALE=b_scale)
@@ -255,3 +260,81 @@ def test_a_batched_dot_scaled_is_refused_at_its_line() -> None:
     assert err.code == "TLXC-CODEGEN-001"
     assert "batched (rank-3) tl.dot_scaled" in err.message
     assert "# the batched one" in str(err) and err.line is not None
+
+
+_E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
+
+
+def _e2m1_by_hand(packed: np.ndarray) -> np.ndarray:
+    """Two e2m1 values per byte along the last axis, the low nibble first."""
+    out = np.empty(packed.shape[:-1] + (2 * packed.shape[-1],), np.float32)
+    for idx in np.ndindex(packed.shape):
+        for half, nibble in enumerate((packed[idx] & 0xF, packed[idx] >> 4)):
+            v = _E2M1[nibble & 7]
+            out[idx[:-1] + (2 * idx[-1] + half,)] = -v if nibble & 8 else v
+    return out
+
+
+@pytest.mark.parametrize("fa,fb", [("e2m1", "e2m1"), ("e4m3", "e2m1"), ("e5m2", "e4m3"), ("bf16", "e2m1")])
+def test_e4m3_scales_of_nvfp4(fa: str, fb: str) -> None:
+    """nvfp4 (Triton's tutorial 10): scales are e4m3 values, one per 16 K values. The
+    interpreter multiplies by them as they are, and the decomposition gives its numbers
+    bit for bit (a bf16 operand times an e4m3 scale needs the f32 dot)."""
+    case = Case(np.random.default_rng(17), fa, fb, group=16, e4m3_scales=True)
+    want = case.reference()
+    _same(case.decomposed(), want)
+    if (fa, fb) == ("e2m1", "e2m1"):  # by hand: decode, scale, multiply in float64
+        a = _e2m1_by_hand(case.a).astype(np.float64) * np.repeat(case.sa.astype(np.float64), 16, axis=1)
+        b = _e2m1_by_hand(case.b.T).astype(np.float64) * np.repeat(case.sb.astype(np.float64), 16, axis=1)
+        np.testing.assert_allclose(want, case.c + a @ b.T, rtol=1e-6, atol=1e-5)
+        assert np.abs(want - case.c).max() > 1.0
+    dot = next(op for op in case.decomposed_ir().walk() if isinstance(op, DotOp))
+    assert dot.a.type.scalar.name == ("f32" if fa == "bf16" else "bf16")
+
+
+def test_e4m3_scales_choose_the_dot_type() -> None:
+    assert dot_type("e2m1", "e2m1", True, True, True, True).name == "bf16"  # 2 x 4 significant bits
+    assert dot_type("e4m3", "e5m2", True, True, True, True).name == "bf16"  # at most 4 x 4
+    assert dot_type("bf16", "e2m1", True, True, True, False).name == "f32"  # 8 x 4 bits: not bf16
+    assert dot_type("bf16", "e2m1", True, True, False, False).name == "bf16"  # x a power of two: exact
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+def test_ptx_of_an_nvfp4_scaled_dot_assembles(arch: str) -> None:
+    from tlxc.codegen.nvptx.toolchain import find_tool
+
+    case = Case(np.random.default_rng(0), "e2m1", "e2m1", m=64, n=64, k=64, group=16, e4m3_scales=True)
+    compiled = scaled.compile(case.signature(), constants=case.consts, arch=arch)
+    ptx = compiled.asm["ptx"]
+    assert ".e4m3x2" in ptx  # the scales converted from e4m3
+    if find_tool("ptxas") is None:
+        pytest.skip("ptxas not found")
+    assert len(compiled.asm["cubin"]) > 0
+
+
+def test_e4m3_scales_are_refused_on_amd_targets() -> None:
+    case = Case(np.random.default_rng(0), "e2m1", "e2m1", m=64, n=64, k=64, group=16, e4m3_scales=True)
+    with pytest.raises(CompilationError) as info:
+        scaled.compile(case.signature(), constants=case.consts, arch="gfx950").asm["amdgcn"]
+    err = info.value
+    assert err.code == "TLXC-CODEGEN-001"
+    assert "lhs_scale of float8e4nv (e4m3 scales, nvfp4) cannot be compiled for gfx950" in err.message
+    assert "tl.dot_scaled(a, a_scale" in str(err)  # the user's line
+
+
+@tlxc.jit
+def half_scales(a_ptr, s_ptr, c_ptr):
+    r32, r64, r4 = tl.arange(0, 32), tl.arange(0, 64), tl.arange(0, 4)
+    a = tl.load(a_ptr + r32[:, None] * 64 + r64[None, :])
+    s = tl.load(s_ptr + r32[:, None] * 4 + r4[None, :])
+    c = tl.dot_scaled(a, s, "e4m3", a.T, None, "e4m3")  # scales of fp16
+    tl.store(c_ptr + r32[:, None] * 32 + r32[None, :], c)
+
+
+def test_scales_of_another_float_type_are_refused() -> None:
+    with pytest.raises(CompilationError) as info:
+        half_scales.compile("*fp8e4nv,*fp16,*fp32", arch="sm_90a")
+    err = info.value
+    assert err.code == "TLXC-DOT-002"
+    assert "lhs_scale holds e8m0 exponents as uint8 or e4m3 values as float8e4nv" in err.message
+    assert "# scales of fp16" in str(err)

@@ -9,8 +9,10 @@ clusters), ``launch_cooperative_grid`` (NVIDIA: a cooperative launch), ``stream`
 ``enable_fp_fusion=True`` (the default: the PTX code generator writes ``add``/``mul``
 without a rounding mode, so ptxas may fuse them into ``fma``), ``debug`` (device
 assertions are always compiled in, so ``debug=True`` holds; ``debug=False`` does not
-take them out). ``num_stages`` chooses the variant (it is part of the key) but, as a
-software-pipelining hint that tlxc's code generators do not use, changes no code.
+take them out), ``extern_libs`` (the device libraries tlxc implements itself: libdevice on
+NVIDIA, ocml and ockl on AMD; no bitcode is linked, extern_libs.py). ``num_stages``
+chooses the variant (it is part of the key) but, as a software-pipelining hint that
+tlxc's code generators do not use, changes no code.
 
 ``num_ctas`` (NVIDIA, up to 8): as in Triton, each program runs on a cluster of that many
 CTAs and the grid counts programs (the launch multiplies its x by ``num_ctas``). tlxc does
@@ -33,6 +35,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CompilationError
+from .extern_libs import check_extern_libs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..compiler import CompileOptions
@@ -68,7 +71,9 @@ _DEFAULTS: dict[str, tuple[Any, ...]] = {
     "launch_pdl": (None, False),
 }
 CHECKED_OPTIONS = tuple(_DEFAULTS)
-LAUNCH_OPTIONS = KEY_OPTIONS + ("stream",) + CHECKED_OPTIONS
+# ``extern_libs`` names bitcode libraries; tlxc links none and accepts only the ones it
+# implements itself (extern_libs.py), so it changes no code and is not part of the key
+LAUNCH_OPTIONS = KEY_OPTIONS + ("stream", "extern_libs") + CHECKED_OPTIONS
 _AMD_ONLY = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
 
 # why each checked option cannot take another value (the error's words)
@@ -147,6 +152,7 @@ def compile_options(given: dict[str, Any], arch: str, loc: Any) -> CompileOption
         if name not in LAUNCH_OPTIONS:
             raise _fail(name, "unknown option", loc, f"options are {', '.join(LAUNCH_OPTIONS)}")
         check_option(name, value, arch, loc)
+    check_extern_libs(given.get("extern_libs"), arch, loc)
     num_ctas = _int("num_ctas", given.get("num_ctas", 1), loc)
     clusters = cluster_dims(given.get("ctas_per_cga"), loc)
     if num_ctas != 1:

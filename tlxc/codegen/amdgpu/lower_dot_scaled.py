@@ -201,7 +201,15 @@ def plan_of(op: Operation, arch: str, num_warps: int) -> ScaledPlan | None:
 
 def check(op: Operation, target: AmdTarget, num_warps: int) -> None:
     """Refuse, at the user's line, a dot_scaled no matrix instruction takes, and a
-    ``tiles_per_warp`` whose WMMA period does not fit the result."""
+    ``tiles_per_warp`` whose WMMA period does not fit the result, and e4m3 scales (nvfp4's:
+    AMD's scaled instructions and this file's decomposition read e8m0 exponents only)."""
+    for what, s in (("lhs_scale", op.a_scale), ("rhs_scale", op.b_scale)):
+        if s is not None and s.type.scalar.name != "u8":
+            raise CompilationError("TLXC-CODEGEN-001", f"tl.dot_scaled with {what} of {s.type.scalar.tl_name} "
+                                   f"(e4m3 scales, nvfp4) cannot be compiled for {target.arch}: its code generator "
+                                   "reads e8m0 scales (uint8) only", op.loc,
+                                   "use e8m0 scales (uint8 exponents, mxfp4 / mxfp8), or an NVIDIA target or the "
+                                   "interpreter")
     plan = plan_of(op, target.arch, num_warps)
     if plan is None:
         raise CompilationError("TLXC-CODEGEN-001", f"tl.dot_scaled of {list(op.result.type.shape)} cannot be "

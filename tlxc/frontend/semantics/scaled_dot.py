@@ -3,7 +3,8 @@
 
 ``dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc)`` is
 ``(lhs * lhs_scale) @ (rhs * rhs_scale) + acc`` in fp32, each scale an e8m0 exponent
-(u8) shared by ``K / scale.shape[-1]`` (16 or 32) consecutive K values. Formats: e2m1
+(u8) or an e4m3 value (``float8e4nv``: NVIDIA's nvfp4 scales, Triton's tutorial 10)
+shared by ``K / scale.shape[-1]`` (16 or 32) consecutive K values. Formats: e2m1
 (two values per u8, the first in the low nibble, packed along K or, without ``*_k_pack``,
 along M / N), e4m3 and e5m2 (fp8 or their u8 bits), bf16 and fp16 (or their u16 bits).
 Operands given as bits are bitcast here, so the IR op sees fp8/bf16/fp16 tiles (e2m1
@@ -52,8 +53,9 @@ def _scale(v: Any, rank: int, rows: int, k: int, what: str) -> Tensor | None:
     if v is None:
         return None
     t = as_tile(v, f"dot_scaled's {what}")
-    if t.dtype.name not in ("u8", "i8"):
-        fail(TYPE, f"dot_scaled's {what} holds e8m0 exponents as uint8, got {describe(t)}")
+    if t.dtype.name not in ("u8", "i8") and t.dtype != float8e4nv:
+        fail(TYPE, f"dot_scaled's {what} holds e8m0 exponents as uint8 or e4m3 values as float8e4nv, got "
+                   f"{describe(t)}")
     if len(t.shape) != rank or t.shape[-2] != rows or k % t.shape[-1] or k // t.shape[-1] not in (16, 32):
         fail(SHAPE, f"dot_scaled's {what} must have shape [..., {rows}, K / 32] (or K / 16) with K = {k}, got "
                     f"{list(t.shape)}")

@@ -7,8 +7,9 @@ holds every tile whole, in no layout) runs ``require_layout``, ``release_layout`
 are exact in fp32; the order of the sums is the hardware's choice).
 
 ``dot_scaled`` follows Triton's definition: operands decoded to fp32 (e2m1 from nibbles,
-low one first), each multiplied by its e8m0 scale 2**(s - 127) (s = 255 is NaN, as in
-the OCP MX specification) repeated over its group of K values, then ``a @ b + acc``.
+low one first), each multiplied by its scale -- an e8m0 exponent 2**(s - 127) (s = 255 is
+NaN, as in the OCP MX specification) or an e4m3 value (nvfp4) -- repeated over its group
+of K values, then ``a @ b + acc``.
 """
 
 from __future__ import annotations
@@ -92,6 +93,11 @@ def _decode(x: np.ndarray, fmt: str, pack_axis: int) -> np.ndarray:
     return x.astype(np.float32)
 
 
+def scale_values(s: np.ndarray) -> np.ndarray:
+    """A scale tile as fp32: e8m0 exponents (u8), or e4m3 values (nvfp4's scales) as they are."""
+    return e8m0(s) if s.dtype.kind in "ui" else s.astype(np.float32)
+
+
 def e8m0(s: np.ndarray) -> np.ndarray:
     """e8m0 exponents as fp32: 2**(s - 127), s = 255 is NaN (2**-127 is a subnormal)."""
     s = s.astype(np.uint8).astype(np.int32)
@@ -110,10 +116,10 @@ def _dot_scaled(op: Operation, state: LaunchState) -> Fn:
         x, y = _decode(a, fa, a_axis), _decode(b, fb, b_axis)
         rest = list(scales)
         if has_a:
-            s = e8m0(rest.pop(0))
+            s = scale_values(rest.pop(0))
             x = x * np.repeat(s, x.shape[-1] // s.shape[-1], axis=-1)
         if has_b:
-            s = e8m0(rest.pop(0))  # [.., N, K / f]: repeat over K, then put K first
+            s = scale_values(rest.pop(0))  # [.., N, K / f]: repeat over K, then put K first
             y = y * np.swapaxes(np.repeat(s, y.shape[-2] // s.shape[-1], axis=-1), -1, -2)
         with np.errstate(invalid="ignore", over="ignore"):
             return (np.matmul(x, y) + acc).astype(np.float32)

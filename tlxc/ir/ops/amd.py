@@ -349,7 +349,8 @@ class DotScaledOp(Operation):
     ``a_format`` values (e2m1: two per u8, the first in the low nibble, packed along K, or
     along M without ``lhs_k_pack``; e4m3/e5m2: fp8 or their u8 bits; bf16/fp16: the
     floats or their u16 bits) and each ``scale_factor`` (16 or 32) consecutive K values
-    of a row share one e8m0 scale (u8: 2**(s - 127)) from ``a_scale`` [.., M, K / f];
+    of a row share one scale from ``a_scale`` [.., M, K / f]: an e8m0 exponent (u8:
+    2**(s - 127)) or an e4m3 value (f8e4m3, nvfp4's scales);
     ``b`` likewise, with ``b_scale`` [.., N, K / f] (not transposed). An absent scale is 1.
 
     ``tiles_per_warp`` [m, n]: how many WMMA instruction tiles each wave holds (the
@@ -398,9 +399,10 @@ class DotScaledOp(Operation):
             if s is None:
                 continue
             st = _tile(self, s.type, name)
-            if not _is(st, "u8") or len(st.shape) != rank or st.shape[-2] != rows or not st.shape[-1] \
+            if not _is(st, "u8", "f8e4m3") or len(st.shape) != rank or st.shape[-2] != rows or not st.shape[-1] \
                     or k % st.shape[-1]:
-                fail(self, f"{name} must be a u8 tile [.., {rows}, K / scale_factor] with K = {k}, got {st}")
+                fail(self, f"{name} must be a u8 or f8e4m3 tile [.., {rows}, K / scale_factor] with K = {k}, "
+                           f"got {st}")
             factors.add(k // st.shape[-1])
         if not factors <= {16, 32} or len(factors) > 1:
             fail(self, f"the scale factor (K values per scale) must be 16 or 32 and the same for a and b, got "

@@ -14,26 +14,30 @@ Each operand is decoded to f32 values in its logical orientation (A [M, K], B [K
 
 A present scale (u8 e8m0 exponents, [rows, K / f]) becomes the f32 ``2**(s - 127)`` as
 bits: ``s << 23``, except ``s = 0`` (``2**-127``, the subnormal 0x00400000) and
-``s = 255`` (NaN, 0x7FC00000); it is repeated over its group of ``f`` K values
+``s = 255`` (NaN, 0x7FC00000); an e4m3 scale (nvfp4's, f8e4m3) is ``convert``ed to f32.
+It is repeated over its group of ``f`` K values
 (``expand_dims``, ``broadcast``, ``reshape``; transposed for B) and multiplies the
 operand in f32, as the interpreter's reference does.
 
 **The dot's element type** (``dot_type``) is the narrowest one that holds every scaled
 operand value the f32 reference has, so the dot's products are the reference's:
 
-* bf16 when neither operand is fp16. e2m1, e4m3 and e5m2 values have at most 4
-  significant bits, bf16 has 8 and f32's exponent range, so the f32 value of a scaled
-  operand converts exactly -- except where it is below 2**-126 (bf16's subnormals):
-  there bf16 keeps fewer low bits than f32 and the conversion rounds to nearest even.
-  Such operand values need a scale of at most 2**-118 (e4m3), 2**-111 (e5m2) or a bf16
+* bf16 when neither operand is fp16 (nor a bf16 operand has an e4m3 scale). e2m1, e4m3
+  and e5m2 values have at most 4 significant bits, an e8m0 scale is a power of two and an
+  e4m3 scale has 4 significant bits (between 2**-9 and 448), bf16 has 8 and f32's
+  exponent range, so the f32 value of a scaled operand converts exactly -- except where
+  it is below 2**-126 (bf16's subnormals, out of reach of e4m3 scales): there bf16
+  keeps fewer low bits than f32 and the conversion rounds to nearest even. Such operand
+  values need a scale of at most 2**-118 (e4m3), 2**-111 (e5m2) or a bf16
   value that is itself that small; this is the upcast to bf16 that Triton documents for
   its software emulation of ``dot_scaled``, and it is the one place where the result can
   differ from the interpreter's. e2m1 values (quantum 0.5) stay exact for every scale.
 * f16 when an operand is fp16, nothing is scaled and the other one is e2m1, e4m3, e5m2
   or fp16 (all of them exact in f16).
 * f32 otherwise (a scaled fp16 operand: 11 significant bits fit neither bf16 nor the
-  exponent range of f16; fp16 with bf16), with ``input_precision = "ieee"``, so no
-  tensor-core rounding either.
+  exponent range of f16; fp16 with bf16; a bf16 operand times an e4m3 scale: up to 12
+  significant bits), with ``input_precision = "ieee"``, so no tensor-core rounding
+  either.
 
 An operand whose storage type already is the dot type and that has no scale goes in
 unchanged (bf16 into a bf16 dot, f16 into an f16 dot).
@@ -81,9 +85,12 @@ _STORED_AS = {"e4m3": float8e4nv, "e5m2": float8e5, "bf16": bfloat16, "fp16": fl
 _EXACT_IN_F16 = ("e2m1", "e4m3", "e5m2", "fp16")
 
 
-def dot_type(fa: str, fb: str, a_scaled: bool, b_scaled: bool) -> DType:
-    """The element type of the ``dot`` a ``dot_scaled`` becomes (module docstring)."""
-    if "fp16" not in (fa, fb):
+def dot_type(fa: str, fb: str, a_scaled: bool, b_scaled: bool, a_float_scale: bool = False,
+             b_float_scale: bool = False) -> DType:
+    """The element type of the ``dot`` a ``dot_scaled`` becomes (module docstring);
+    ``*_float_scale``: that operand's scale is an e4m3 value rather than a power of two."""
+    bf16_widened = (fa == "bf16" and a_float_scale) or (fb == "bf16" and b_float_scale)
+    if "fp16" not in (fa, fb) and not bf16_widened:
         return bfloat16
     if not (a_scaled or b_scaled) and fa in _EXACT_IN_F16 and fb in _EXACT_IN_F16:
         return float16
@@ -156,13 +163,17 @@ class _Rewriter:
         return self.cast(ConvertOp, x, float32)
 
     def scale(self, s: Value, k: int) -> Value:
-        """f32 ``2**(s - 127)`` of a u8 [rows, K / f] tile, repeated to [rows, K]."""
+        """f32 ``2**(s - 127)`` of a u8 [rows, K / f] tile (or the f32 values of an e4m3
+        one), repeated to [rows, K]."""
         rows, groups = narrow(s.type, TileType).shape
-        e = self.cast(ConvertOp, s, int32)  # zero-extends: u8
-        bits = self.binary_c(ShlOp, e, 23)
-        bits = self.select(self.cmp_c(e, "eq", 0), self.const((rows, groups), int32, _MIN_SCALE_BITS), bits)
-        bits = self.select(self.cmp_c(e, "eq", 255), self.const((rows, groups), int32, _NAN_BITS), bits)
-        f = self.cast(BitcastOp, bits, float32)
+        if _float_scale(s):
+            f = self.cast(ConvertOp, s, float32)
+        else:
+            e = self.cast(ConvertOp, s, int32)  # zero-extends: u8
+            bits = self.binary_c(ShlOp, e, 23)
+            bits = self.select(self.cmp_c(e, "eq", 0), self.const((rows, groups), int32, _MIN_SCALE_BITS), bits)
+            bits = self.select(self.cmp_c(e, "eq", 255), self.const((rows, groups), int32, _NAN_BITS), bits)
+            f = self.cast(BitcastOp, bits, float32)
         f = self.b.value(ExpandDimsOp, [f], TileType((rows, groups, 1), float32), axis=2)
         f = self.b.value(BroadcastOp, [f], TileType((rows, groups, k // groups), float32))
         return self.reshape(f, (rows, k))
@@ -183,6 +194,11 @@ class _Rewriter:
         return v if to == float32 else self.cast(ConvertOp, v, to)
 
 
+def _float_scale(s: Value) -> bool:
+    """Whether a scale tile holds e4m3 values (nvfp4) rather than e8m0 exponents (u8)."""
+    return narrow(s.type, TileType).scalar == float8e4nv
+
+
 def _decompose(op: DotScaledOp) -> None:
     a_t = narrow(op.a.type, TileType)
     if len(a_t.shape) != 2:
@@ -191,7 +207,9 @@ def _decompose(op: DotScaledOp) -> None:
                                "loop over the batch and call tl.dot_scaled on rank-2 tiles")
     acc_t = narrow(op.acc.type, TileType)
     k = narrow(op.a.type, TileType).shape[-1] * (2 if op.a_format == "e2m1" and op.lhs_k_pack else 1)
-    to = dot_type(op.a_format, op.b_format, op.a_scale is not None, op.b_scale is not None)
+    to = dot_type(op.a_format, op.b_format, op.a_scale is not None, op.b_scale is not None,
+                  op.a_scale is not None and _float_scale(op.a_scale),
+                  op.b_scale is not None and _float_scale(op.b_scale))
     with Builder(None, op.loc).before(op) as b:
         r = _Rewriter(b)
         a = r.operand(op.a, op.a_format, op.lhs_k_pack, op.a_scale, k, False, to)

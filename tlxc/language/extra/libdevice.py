@@ -10,7 +10,10 @@ is a tlxc builtin (the same op as ``tl.exp`` & co, so the same code on every tar
 the interpreter), or a function written in the kernel language on top of them where that
 composition is exact. A libdevice name tlxc has no faithful implementation of is listed in
 ``NOT_YET``: using it is ``TLXC-NAME-002`` ("not supported by tlxc yet") at the user's
-line, never a less accurate stand-in.
+line, never a less accurate stand-in. For the same reason the launch option
+``extern_libs={"libdevice": path}`` (Triton's way to pick the bitcode file) is accepted
+for a ``libdevice*.bc`` file only and changes nothing: the file is not read
+(``kernels/extern_libs.py``).
 
 Precision. Where a name is a tlxc math op, it has that op's precision, which on NVIDIA
 follows Triton's ``tl.*`` (fast hardware approximations in f32), not libdevice's:
