@@ -27,13 +27,13 @@ iteration ahead would hold another full set of operand registers (a 128x64 fp16 
 256 threads is 16 VGPRs per operand per iteration) across the dot, which the large
 tutorial tiles cannot afford without spilling; with LDS staging the load latency one dot
 hides is what the register form can use. Deeper pipelines on AMD want the direct
-global->LDS copies (gfx950) in the ``async_copy`` form.
+global->LDS copies (the newer CDNA chips') in the ``async_copy`` form.
 
 The double buffer must fit: where two slots of every operand, with the kernel's other
-buffers, exceed the target's LDS (``max_shared_bytes``: 256x128x64 fp16 needs 96 KB, gfx942
-has 64), the ring has one slot and the loop two barriers (the store waits for the previous
-iteration's reads), as Triton's one-buffer AMD schedule; where one slot does not fit
-either, the loop is left as it is.
+buffers, exceed the target's LDS (``max_shared_bytes``: 256x128x64 fp16 needs 96 KB, the
+MI300's LDS has 64), the ring has one slot and the loop two barriers (the store waits for
+the previous iteration's reads), as Triton's one-buffer AMD schedule; where one slot does
+not fit either, the loop is left as it is.
 
 The prefetch of the iteration past the end is masked off (it reads nothing, and its
 registers are never stored); a loop of 0 iterations issues only the masked-off prologue
@@ -56,7 +56,7 @@ def slots(p: Plan, max_bytes: int) -> int:
     """How many LDS slots the rings of ``p`` get: 2, 1, or 0 (no room: not pipelined).
 
     128x128x64 fp16 (a 128x64 and a 64x128 operand, 16 KB each): 2 slots are 64 KB, which
-    fits gfx942's 65536 bytes; 256x128x64: 2 slots are 96 KB, 1 slot 48 KB."""
+    fits an LDS of 65536 bytes; 256x128x64: 2 slots are 96 KB, 1 slot 48 KB."""
     func: Operation = p.loop
     while not isinstance(func, ops.FuncOp):
         assert func.parent is not None and func.parent.parent_op is not None
