@@ -89,7 +89,10 @@ def test_matmul_256_tile_was_refused_and_now_fits_in_rounds() -> None:
     LDS, and not this test's business.)"""
     k = _matmul(256)
     assert k.metadata["shared"] == TARGETS["gfx942"].lds_bytes
-    assert _barriers(_lines(k)) == _barriers(_lines(_matmul(128))) + 2
+    # + 1: the main loop's operands are pipelined through LDS (software-pipeline), in a
+    # double buffer at 128 (one barrier per iteration) but one slot at 256 (two: a double
+    # buffer of 256x64 and 64x256 fp16 is 128 KiB)
+    assert _barriers(_lines(k)) == _barriers(_lines(_matmul(128))) + 2 + 1
 
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])

@@ -58,6 +58,11 @@ class TargetInfo:
     plain_async_copy_buffers -- asynchronous copies write their destination row-major
                             (AMD's direct-to-LDS loads put lane i's vector right after
                             lane i - 1's), so ``buffer_layouts`` keeps those buffers plain;
+    pipelined_loads      -- how ``software-pipeline`` keeps the loads of a ``tl.dot`` loop
+                            ahead: "async_copy" (a ring of ``num_stages`` shared buffers
+                            filled by asynchronous copies) or "registers" (global loads one
+                            iteration ahead into registers, stored into a double-buffered
+                            LDS ring);
     lowered              -- the op classes the code generator has a lowering rule for.
     """
 
@@ -71,6 +76,7 @@ class TargetInfo:
     max_threads: int = 1024
     has: Capabilities = field(default_factory=Capabilities)
     plain_async_copy_buffers: bool = False
+    pipelined_loads: str = "async_copy"
     lowered: frozenset[type] = frozenset()
 
     @property

@@ -66,4 +66,5 @@ def target_info(arch: str) -> AmdTargetInfo:
     return AmdTargetInfo(name=arch, family="AMDGPU", warp_size=t.wave_size, shared_banks=t.lds_banks,
                          bank_bytes=t.lds_bank_bytes, max_vector_bytes=MAX_VECTOR_BYTES,
                          max_shared_bytes=t.lds_bytes, max_threads=t.max_threads_per_block, has=has,
-                         plain_async_copy_buffers=True, lowered=frozenset(RULES), isa=t)
+                         plain_async_copy_buffers=True, pipelined_loads="registers", lowered=frozenset(RULES),
+                         isa=t)

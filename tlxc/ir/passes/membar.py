@@ -31,7 +31,14 @@ without an access in between: the pending accesses are empty after one.
 
 The analysis is conservative over structured control flow: ``if`` branches merge by
 union, loops iterate to a fixed point (accesses of one iteration meet the next), and a
-buffer indexed at run time counts as the whole allocation.
+buffer indexed at run time counts as the whole allocation -- except that an access
+through ``local_view(ring, slot)`` whose ``slot`` is a ring counter of the enclosing
+``for`` loop (``ring_slots``: every iteration's differs from the one before) is kept with
+that key and an age: at the back edge this iteration's accesses become "the previous
+slot", which an access through the same counter in the next iteration does not touch,
+and the previous iteration's become the whole allocation. So a double-buffered loop
+(``software-pipeline``'s register form: store slot k, barrier, read slot k) needs one
+barrier per iteration: the store of slot k does not wait for the reads of slot k - 1.
 
 Warp specialization (``async_tasks``): every warp meets where the region starts and
 ends (``ir/ops/tasks.py``), so each partition starts with no pending hazard; inside a
@@ -49,11 +56,13 @@ from dataclasses import dataclass, field
 from .. import ops
 from ..builder import Builder
 from ..core import Block, Operation, Value
-from . import smem_alloc
+from . import ring_slots, smem_alloc
 from .options import PassOptions
 
-Interval = tuple[int, int]
-EVERYTHING: Interval = (0, 1 << 62)
+# [lo, hi) bytes; the ring counter and the allocation the access went through (their ids,
+# 0 for none) with its age (0: this iteration's slot, 1: the previous iteration's)
+Interval = tuple[int, int, int, int, int]
+EVERYTHING: Interval = (0, 1 << 62, 0, 0, 0)
 
 
 @dataclass(frozen=True)
@@ -97,8 +106,47 @@ def is_proxy_fence(op: Operation) -> bool:
     return any(s.kind == "fence" and s.scope == "async_shared" for s in op.sync_effects())
 
 
+def _conflict(a: Interval, b: Interval) -> bool:
+    if a[2] and a[:4] == b[:4] and a[4] != b[4]:
+        return False  # one ring, through its counter in consecutive iterations: two slots
+    return a[0] < b[1] and b[0] < a[1]
+
+
 def _overlaps(rs: list[Interval], pending: frozenset[Interval]) -> bool:
-    return any(lo < phi and plo < hi for lo, hi in rs for plo, phi in pending)
+    return any(_conflict(r, p) for r in rs for p in pending)
+
+
+def _age(spans: frozenset[Interval], counters: set[int], leave: bool) -> frozenset[Interval]:
+    """``spans`` across a back edge of the loop whose ring counters are ``counters`` (this
+    iteration's slot becomes the previous one, the previous one any), or out of the loop
+    (``leave``: the counter means nothing outside)."""
+    out = set()
+    for lo, hi, key, alloc, age in spans:
+        if key in counters:
+            key, alloc, age = (0, 0, 0) if leave or age else (key, alloc, 1)
+        out.add((lo, hi, key, alloc, age))
+    return frozenset(out)
+
+
+def _aged(state: State, counters: set[int], leave: bool = False) -> State:
+    if not counters:
+        return state
+    return State(_age(state.reads, counters, leave), _age(state.writes, counters, leave),
+                 _age(state.generic, counters, leave))
+
+
+def _ring_counter(v: Value) -> tuple[int, int]:
+    """The ids of the ring counter and the allocation ``v`` is a slot of
+    (``local_view(alloc, counter)``), or zeros."""
+    owner = v.owner
+    if isinstance(owner, ops.LocalViewOp) and isinstance(owner.buf.owner, ops.LocalAllocOp) \
+            and ring_slots.is_rotating(owner.index):
+        return id(owner.index), id(owner.buf.owner)
+    return 0, 0
+
+
+def _counters(blocks: list[Block]) -> set[int]:
+    return {id(a) for a in blocks[0].args if ring_slots.is_rotating(a)}
 
 
 @dataclass
@@ -110,7 +158,8 @@ class _Analysis:
     probe: set[tuple[int, str]] | None = None  # what a dry run finds wanting (``wanted``)
 
     def ranges(self, v: Value) -> list[Interval]:
-        return self.plan.ranges(v) or [EVERYTHING]
+        key, alloc = _ring_counter(v)
+        return [(lo, hi, key, alloc, 0) for lo, hi in self.plan.ranges(v)] or [EVERYTHING]
 
     def block(self, block: Block, state: State, insert: bool) -> State:
         for op in list(block.ops):
@@ -142,10 +191,15 @@ class _Analysis:
             self.probe.update((id(op), k) for k, on in (("barrier", need_barrier), ("fence", need_fence)) if on)
         if need_fence and insert:
             self.insert(op, ops.FenceOp, {"scope": "async_shared"})
-        if need_barrier and insert:
-            self.insert(op, ops.NamedBarrierWaitOp, {"bar_id": 0, "threads": self.num_threads})
+        # a dry run (``insert`` off) settles what the walk that inserts would settle here:
+        # the state it brings around a loop's back edge is the one that walk will leave
+        # (without this, accesses a barrier settles linger one iteration too many, and a
+        # ring slot's age runs out before the next iteration's access through it)
+        if need_barrier:
+            if insert:
+                self.insert(op, ops.NamedBarrierWaitOp, {"bar_id": 0, "threads": self.num_threads})
             reads, writes = set(), set()
-        if need_fence and insert:
+        if need_fence:
             generic = set()
         for a in accesses(op):
             rs = self.ranges(a.value)
@@ -164,8 +218,8 @@ class _Analysis:
     def loop(self, op: Operation, blocks: list[Block], state: State, insert: bool,
              exit_after: Block | None) -> State:
         """A loop whose iteration runs ``blocks`` in order: find the state at its head
-        (what the entry and every back edge bring, without this pass's insertions -- they
-        only remove accesses), then walk it once more, inserting.
+        (what the entry and every back edge bring, with the barriers the inserting walk
+        will put in settling what they settle), then walk it once more, inserting.
 
         Accesses pending from before the loop that the loop's ops conflict with are
         settled by a barrier (and fence) before the loop rather than inside it, where it
@@ -179,15 +233,7 @@ class _Analysis:
             if need_barrier:
                 self.insert(op, ops.NamedBarrierWaitOp, {"bar_id": 0, "threads": self.num_threads})
                 state = State(generic=state.generic)
-        head = state
-        while True:
-            s = head
-            for b in blocks:
-                s = self.block(b, s, False)
-            grown = head | s
-            if grown == head:
-                break
-            head = grown
+        head = self.head(blocks, state)
         s, at_exit = head, head
         for b in blocks:
             s = self.block(b, s, insert)
@@ -195,16 +241,18 @@ class _Analysis:
                 at_exit = s
         # a for loop leaves after its last iteration, whose accesses the walk from ``head``
         # over-approximates (with the insertions in place), or after none
-        return at_exit if exit_after is not None else state | s
+        counters = _counters(blocks)
+        return _aged(at_exit, counters, True) if exit_after is not None else state | _aged(s, counters, True)
 
     def head(self, blocks: list[Block], state: State) -> State:
         """The state at the head of a loop entered with ``state`` (back edges included)."""
         head = state
+        counters = _counters(blocks)
         while True:
             s = head
             for b in blocks:
                 s = self.block(b, s, False)
-            grown = head | s
+            grown = head | _aged(s, counters)
             if grown == head:
                 return head
             head = grown

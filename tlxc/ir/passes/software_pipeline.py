@@ -26,18 +26,21 @@ barrier before the copy where another reader may still be at it (an asynchronous
 that ``dot-to-wgmma`` makes wait one iteration deep). Loads the copies skip because they
 are past the end read nothing (a masked-off ``cp.async`` copies no byte).
 
-What is pipelined: a ``load`` at the top level of the innermost ``for`` loop's body,
-every use of which is an operand (``a`` or ``b``) of a ``dot`` in that body (directly or
-through one ``trans``), whose
-pointers, mask and ``other`` are computed in the body by pure ops from values defined
-outside the loop, the induction variable, and loop-carried values that are themselves
-computed that way (the pointer increments of Triton's matmul tutorial); the loop's step
-is a positive constant. The address computation is cloned: once per prologue stage, and
-once in the body for the iteration ``S - 1`` ahead, on new loop-carried values; the
-original chain is left for DCE when nothing else uses it.
+What is pipelined is what ``dot_loop_plan.plan`` accepts: loads at the top level of the
+innermost loop that only feed ``dot`` operands (directly or through one ``trans``), with
+addresses computed from the induction variable, loop invariants and carried pointer
+increments; the address chain is cloned for the iterations issued ahead.
+
+That is the form of targets with asynchronous copies into shared memory
+(``target.pipelined_loads == "async_copy"``). Targets whose loads go through registers
+(``"registers"``, the AMD chips: what Triton's AMD stream pipeliner does for its default
+``num_stages=2``) get ``register_prefetch.rewrite`` instead: the loads of iteration k + 1
+are issued into registers before the dot of iteration k and carried to the next iteration,
+which stores them into its slot of a ring of two LDS buffers and reads the dot's operands
+back from there; any ``S >= 2`` gives that one-iteration-ahead form (see that module).
 
 Expects: the tile IR (before buffer and tile layouts), ``options.num_stages``.
-Guarantees: the loads described above are replaced by ``local_load`` of the ring slot;
+Guarantees: the loads described above are replaced by ``local_load`` of a ring slot;
 the rest of the loop is unchanged; loops inside warp-specialized partitions (the user
 owns their pipelines), loops that already use asynchronous copies, barriers or buffers,
 and anything else are left as they are.
@@ -46,136 +49,21 @@ Refuses: nothing (a loop it cannot pipeline runs unpipelined).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .. import ops
 from ..builder import Builder
-from ..core import Block, BlockArgument, Operation, Region, Value
-from ..ops.tasks import enclosing_partition
-from ..types import DType, MemDescType, TileType, Type, int1, int32, tile, token
-from . import dce
+from ..core import Operation, Value
+from ..types import MemDescType, int1, tile, token
+from . import dce, register_prefetch
+from .dot_loop_plan import Cloner, Plan, carry_more, const, elem, innermost_loops, next_op, plan, yield_more
 from .options import PassOptions
-from .rewrite import constant_of
-
-# ops whose presence means the user drives shared memory or asynchrony in this loop
-_HANDS_OFF = (ops.AsyncLoadOp, ops.AsyncCommitGroupOp, ops.AsyncWaitGroupOp, ops.LocalAllocOp, ops.LocalLoadOp,
-              ops.LocalStoreOp, ops.BarrierWaitOp, ops.BarrierArriveOp, ops.NamedBarrierWaitOp, ops.TmaLoadOp,
-              ops.AsyncDotOp)
-
-
-@dataclass
-class Plan:
-    """What one loop's pipelining needs: the loads, the ops that compute their addresses
-    (in body order), and the carried-value slots those ops read (``carried``: indices
-    into the iteration arguments)."""
-
-    loop: ops.ForOp
-    loads: list[ops.LoadOp]
-    slice: list[Operation]
-    carried: list[int]
-    step: int
-
-
-def _innermost_loops(func: Operation) -> list[ops.ForOp]:
-    return [op for op in func.walk() if isinstance(op, ops.ForOp)
-            and not any(isinstance(x, (ops.ForOp, ops.WhileOp)) for x in list(op.walk())[1:])]
-
-
-def _feeds_dots_only(v: Value, body: Block, through_trans: bool = True) -> bool:
-    """Whether every use of ``v`` is an ``a``/``b`` operand of a ``dot`` in ``body``,
-    directly or through one transpose (attention's ``tl.dot(q, tl.trans(k))``)."""
-    uses = v.uses
-    if not uses:
-        return False
-    for u in uses:
-        if isinstance(u, ops.TransOp) and through_trans and u.parent is body:
-            if not _feeds_dots_only(u.result, body, False):
-                return False
-        elif not (isinstance(u, ops.DotOp) and u.parent is body and v in (u.a, u.b) and u.acc is not v):
-            return False
-    return True
-
-
-def plan(loop: ops.ForOp) -> Plan | None:
-    """The pipelining of ``loop``, or None where it does not apply (module doc)."""
-    step = constant_of(loop.step)
-    if not isinstance(step, int) or isinstance(step, bool) or step <= 0:
-        return None
-    if enclosing_partition(loop) is not None:
-        return None
-    body = loop.body
-    if any(isinstance(op, _HANDS_OFF) for op in list(loop.walk())[1:]):
-        return None
-    loads = [op for op in body.ops if isinstance(op, ops.LoadOp) and isinstance(op.result.type, TileType)
-             and isinstance(op.result.type.scalar, DType) and not op.volatile and _feeds_dots_only(op.result, body)]
-    if not loads:
-        return None
-    iv, args = body.args[0], body.args[1:]
-    yielded = body.ops[-1].operands
-    members: set[int] = set()
-    carried: set[int] = set()
-    work = [v for ld in loads for v in ld.operands]
-    while work:
-        v = work.pop()
-        if isinstance(v, BlockArgument):
-            if v.owner is body and v is not iv:
-                j = args.index(v)
-                if j not in carried:
-                    carried.add(j)
-                    work.append(yielded[j])
-            continue
-        op = v.owner
-        if not isinstance(op, Operation) or op.parent is not body or id(op) in members:
-            continue  # defined outside the loop (or seen)
-        if not op.PURE or op.regions or isinstance(op, ops.DotOp):
-            return None
-        members.add(id(op))
-        work.extend(op.operands)
-    order = [op for op in body.ops if id(op) in members]
-    return Plan(loop, loads, order, sorted(carried), step)
-
-
-class _Cloner:
-    """Clones the address ops of a plan for one iteration: ``iv`` and the carried slots
-    given, everything defined outside the loop shared."""
-
-    def __init__(self, p: Plan) -> None:
-        self.p = p
-        body = p.loop.body
-        self.args = list(body.args)  # the body's arguments (iv first), as the slice reads them
-        self.yielded = list(body.ops[-1].operands)
-
-    def run(self, b: Builder, iv: Value, state: list[Value]) -> dict[int, Value]:
-        m: dict[int, Value] = {id(self.args[0]): iv}
-        for j, v in zip(self.p.carried, state):
-            m[id(self.args[1 + j])] = v
-        for op in self.p.slice:
-            new = b.create(type(op), [m.get(id(v), v) for v in op.operands], [r.type for r in op.results],
-                           dict(op.attrs), loc=op.loc)
-            new.present = dict(op.present)
-            for r, nr in zip(op.results, new.results):
-                m[id(r)] = nr
-        return m
-
-    def next_state(self, m: dict[int, Value]) -> list[Value]:
-        return [m.get(id(self.yielded[j]), self.yielded[j]) for j in self.p.carried]
-
-
-def _elem(t: Type) -> DType:
-    e = t.scalar
-    assert isinstance(e, DType)  # loads of pointers are not pipelined (plan)
-    return e
-
-
-def _const(b: Builder, value: int, t=int32) -> Value:
-    return b.value(ops.ConstantOp, [], t, value=value)
+from .ring_slots import next_slot
 
 
 def _issue(b: Builder, p: Plan, m: dict[int, Value], rings: list[Value], slot: Value, valid: Value) -> None:
     """The asynchronous copies of one iteration into ``slot``, masked by ``valid``."""
     for ld, ring in zip(p.loads, rings):
         t = ld.result.type
-        buf = b.value(ops.LocalViewOp, [ring, slot], MemDescType(t.shape, _elem(t), 0))
+        buf = b.value(ops.LocalViewOp, [ring, slot], MemDescType(t.shape, elem(t), 0))
         mask = b.value(ops.SplatOp, [valid], tile(t.shape, int1))
         if ld.mask is not None:
             mask = b.value(ops.AndOp, [m.get(id(ld.mask), ld.mask), mask], mask.type)
@@ -185,91 +73,68 @@ def _issue(b: Builder, p: Plan, m: dict[int, Value], rings: list[Value], slot: V
     b.create(ops.AsyncCommitGroupOp, [], [token])
 
 
-def _wrap(b: Builder, slot: Value, stages: int) -> Value:
-    one, last = _const(b, 1), _const(b, stages - 1)
-    nxt = b.value(ops.AddOp, [slot, one], int32)
-    at_end = b.value(ops.CmpOp, [slot, last], int1, predicate="eq")
-    return b.value(ops.SelectOp, [at_end, _const(b, 0), nxt], int32)
-
-
 def rewrite(p: Plan, stages: int) -> None:
-    loop, body = p.loop, p.loop.body
-    cl = _Cloner(p)
+    """The ``async_copy`` form (the module doc's picture)."""
+    loop = p.loop
+    cl = Cloner(p)
     loc = loop.loc
+    lb, ub = loop.lb, loop.ub
     with Builder(None, loc).before(loop) as b:
-        rings = [b.value(ops.LocalAllocOp, [], MemDescType(ld.result.type.shape, _elem(ld.result.type), stages))
+        rings = [b.value(ops.LocalAllocOp, [], MemDescType(ld.result.type.shape, elem(ld.result.type), stages))
                  for ld in p.loads]
         state = [loop.inits[j] for j in p.carried]
         for s in range(stages - 1):
-            iv = loop.lb if s == 0 else b.value(ops.AddOp, [loop.lb, _const(b, s * p.step, loop.lb.type)],
-                                                loop.lb.type)
-            valid = b.value(ops.CmpOp, [iv, loop.ub], int1, predicate="lt")
+            iv = lb if s == 0 else b.value(ops.AddOp, [lb, const(b, s * p.step, lb.type)], lb.type)
+            valid = b.value(ops.CmpOp, [iv, ub], int1, predicate="lt")
             m = cl.run(b, iv, state)
-            _issue(b, p, m, rings, _const(b, s), valid)
+            _issue(b, p, m, rings, const(b, s), valid)
             state = cl.next_state(m)
-        inits = list(loop.inits) + state + [_const(b, 0), _const(b, stages - 1)]
-        new = b.create(ops.ForOp, [loop.lb, loop.ub, loop.step, *inits], [v.type for v in inits],
-                       dict(loop.attrs), regions=[Region(Block([a.type for a in body.args] + [v.type for v in
-                                                                                              inits[len(loop.inits):]]))])
+        new, extra = carry_more(p, cl, b, state + [const(b, 0), const(b, stages - 1)])
     nb = new.body
-    for a, na in zip(body.args, nb.args):
-        na.name_hint = a.name_hint
-        a.replace_all_uses_with(na)
-    n_old = len(loop.inits)
-    ahead: list[Value] = list(nb.args[1 + n_old: 1 + n_old + len(p.carried)])
-    read, write = nb.args[-2], nb.args[-1]
-    for op in list(body.ops):
-        body.remove(op)
-        nb.append(op)
-    cl.args = list(nb.args[:len(body.args)])  # the slice now reads the new loop's arguments
-    cl.yielded = list(nb.ops[-1].operands)
-    yld = nb.ops[-1]
-    first = nb.ops[0]
-    with Builder(None, loc).before(first) as b:
+    ahead, (read, write) = extra[:-2], extra[-2:]
+    with Builder(None, loc).before(nb.ops[0]) as b:
         b.create(ops.AsyncWaitGroupOp, [], [token], {"pendings": stages - 2})
         for ld, ring in zip(p.loads, rings):
             t = ld.result.type
-            view = b.value(ops.LocalViewOp, [ring, read], MemDescType(t.shape, _elem(t), 0))
+            view = b.value(ops.LocalViewOp, [ring, read], MemDescType(t.shape, elem(t), 0))
             ld.result.replace_all_uses_with(b.value(ops.LocalLoadOp, [view], t))
-    with Builder(None, loc).before(yld) as b:
+    with Builder(None, loc).before(nb.ops[-1]) as b:
         iv = nb.args[0]
-        iv_ahead = b.value(ops.AddOp, [iv, _const(b, (stages - 1) * p.step, iv.type)], iv.type)
-        valid = b.value(ops.CmpOp, [iv_ahead, loop.ub], int1, predicate="lt")
+        iv_ahead = b.value(ops.AddOp, [iv, const(b, (stages - 1) * p.step, iv.type)], iv.type)
+        valid = b.value(ops.CmpOp, [iv_ahead, ub], int1, predicate="lt")
         m = cl.run(b, iv_ahead, ahead)
         _issue(b, p, m, rings, write, valid)
-        carried_out = cl.next_state(m) + [_wrap(b, read, stages), _wrap(b, write, stages)]
-        b.create(ops.YieldOp, list(yld.operands) + carried_out, [])
-    yld.erase()
+        carried_out = cl.next_state(m) + [next_slot(b, read, stages), next_slot(b, write, stages)]
+    yield_more(new, carried_out)
     for ld in p.loads:
         ld.erase()
-    for old, r in zip(loop.results, new.results):
-        old.replace_all_uses_with(r)
-    loop.erase()
     # the copies issued for iterations past the end (masked off) are retired before the
     # ring's memory can be reused
-    with Builder(None, loc).before(_next_op(new)) as b:
+    with Builder(None, loc).before(next_op(new)) as b:
         b.create(ops.AsyncWaitGroupOp, [], [token], {"pendings": 0})
 
 
-def _next_op(op: Operation) -> Operation:
-    block = op.parent
-    assert block is not None
-    return block.ops[block.ops.index(op) + 1]
-
-
 def run(module: Operation, options: PassOptions) -> Operation:
-    if not options.target.has.async_copy:
+    form = options.target.pipelined_loads
+    if form == "async_copy" and not options.target.has.async_copy:
         return module
     changed = False
     for func in module.funcs:
-        for loop in _innermost_loops(func):
+        for loop in innermost_loops(func):
             stages = loop.num_stages if loop.num_stages is not None else options.num_stages
             if stages < 2:
                 continue
             p = plan(loop)
-            if p is not None:
+            if p is None:
+                continue
+            if form == "registers":
+                n = register_prefetch.slots(p, options.target.max_shared_bytes)
+                if n == 0:
+                    continue
+                register_prefetch.rewrite(p, n)
+            else:
                 rewrite(p, stages)
-                changed = True
+            changed = True
     if changed:
         dce.run(module, options)
     return module
