@@ -353,13 +353,14 @@ def swizzle2d(ctx: Ctx, i: Any, j: Any, size_i: Any, size_j: Any, size_g: Any) -
         size_gj = size_g * size_j
         off_i = ij // size_gj * size_g
         rows = min(size_i - off_i, size_g)
-        return off_i + ij % rows, ij % size_gj // rows
+        local = ij % size_gj  # the position within the group: a last, shorter group starts at 0
+        return off_i + local % rows, local // rows
     ij = binary(ctx, "add", binary(ctx, "mul", i, size_j), j)
     size_gj = binary(ctx, "mul", size_g, size_j)
     off_i = binary(ctx, "mul", binary(ctx, "floordiv", ij, size_gj), size_g)
     rows = minimum(ctx, binary(ctx, "sub", size_i, off_i), size_g)
-    return (binary(ctx, "add", off_i, binary(ctx, "mod", ij, rows)),
-            binary(ctx, "floordiv", binary(ctx, "mod", ij, size_gj), rows))
+    local = binary(ctx, "mod", ij, size_gj)
+    return binary(ctx, "add", off_i, binary(ctx, "mod", local, rows)), binary(ctx, "floordiv", local, rows)
 
 
 @rule("to_tensor")
