@@ -202,6 +202,12 @@ def trans(ctx: Ctx, input: Any, *dims: Any) -> Tensor:
     return permute(ctx, t, *dims)
 
 
+@rule("unsqueeze")
+def unsqueeze(ctx: Ctx, input: Any, dim: Any) -> Tensor:
+    """``tl.unsqueeze(x, dim)``: Triton's name for ``expand_dims`` with one axis."""
+    return expand_dims(ctx, input, dim)
+
+
 @rule("expand_dims")
 def expand_dims(ctx: Ctx, input: Any, axis: Any) -> Tensor:
     t = to_tensor(ctx, input)
