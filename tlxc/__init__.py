@@ -52,6 +52,7 @@ if not os.path.isdir(os.path.join(_here, "runtime")) and os.path.isfile(os.path.
 __version__ = "0.1.0"
 jit = kernel
 JITFunction = KernelFunction
+TritonError = TlxcError  # Triton's base of its compile and runtime errors, as its tests catch it
 
 
 def set_allocator(allocator: Any) -> None:

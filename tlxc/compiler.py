@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import tlxc.errors as errors  # noqa: F401  (Triton's tests catch `triton.compiler.errors.CompilationError`)
+
 from .codegen.targets import TARGETS  # noqa: F401  (the CLI and the launch path name it from here)
 from .errors import CompilationError, TlxcError, clean
 from .frontend.build import build_module

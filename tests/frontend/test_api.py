@@ -127,3 +127,20 @@ def test_asm_get_in_and_keys_agree(mod: Any) -> None:
     assert isinstance(hsaco, bytes) and hsaco[:4] == b"\x7fELF"
     assert "hsaco" in k.asm and k.asm["hsaco"] is hsaco
     assert sorted(k.asm) == ["amdgcn", "hsaco", "ir", "llir"]
+
+
+def test_triton_error_names_catch_compilation_errors(load_kernels: Any) -> None:
+    """Triton's tests catch ``triton.TritonError`` and ``triton.compiler.errors.CompilationError``;
+    with the module renamed both names exist and catch tlxc's errors."""
+    import tlxc.compiler
+
+    m = load_kernels("""
+@tlxc.jit
+def bad(x):
+    tl.store(x, tl.no_such_thing(1))
+""")
+    assert tlxc.compiler.errors.CompilationError is tlxc.CompilationError
+    with pytest.raises(tlxc.TritonError) as info:
+        m.bad.interpret[(1,)](np.zeros(1, np.float32))
+    assert isinstance(info.value, tlxc.compiler.errors.CompilationError)
+    assert "no_such_thing" in str(info.value)

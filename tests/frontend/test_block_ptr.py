@@ -92,6 +92,23 @@ def test_padding_outside_the_tensor(pad: str, check: int) -> None:
     np.testing.assert_array_equal(y, want)
 
 
+@tlxc.jit
+def cast_to_element(src, dst, N, B: tl.constexpr):
+    bp = tl.make_block_ptr(base=src, shape=(N,), strides=(1,), offsets=(0,), block_shape=(B,), order=(0,))
+    v = tl.load(bp, boundary_check=(0,), padding_option="zero").to(tl.float32).to(bp.dtype.element_ty)
+    tl.store(dst + tl.arange(0, B), v)
+
+
+def test_dtype_of_a_block_pointer() -> None:
+    """``bp.dtype.element_ty`` (Triton's test_block_ptr_dtype); was TLXC-NAME-001."""
+    x = np.arange(5, dtype=np.float16) + 0.5
+    y = np.full(8, 7, np.float16)
+    cast_to_element.interpret[(1,)](x, y, 5, B=8)
+    assert y.tolist() == [0.5, 1.5, 2.5, 3.5, 4.5, 0.0, 0.0, 0.0]
+    ir = cast_to_element.compile("*fp16,*fp16,i32", {"B": 8}).asm["ir"]
+    assert "f32" in ir and "f16" in ir
+
+
 def test_advance_in_a_loop() -> None:
     x = np.random.default_rng(3).random((37, 70)).astype(np.float32)
     out = np.zeros(37, np.float32)

@@ -258,7 +258,8 @@ def _swizzle_reference(i: int, j: int, size_i: int, size_j: int, size_g: int) ->
     group = ij // (size_g * size_j)
     off_i = group * size_g
     rows = min(size_i - off_i, size_g)
-    return off_i + ij % rows, (ij % (size_g * size_j)) // rows
+    local = ij % (size_g * size_j)
+    return off_i + local % rows, local // rows
 
 
 SWIZZLE = """
@@ -271,6 +272,8 @@ def k(out, size_i, size_j, size_g, B: tl.constexpr):
     tl.store(out + offs * 2, ni)
     tl.store(out + offs * 2 + 1, nj)
     tl.static_assert(tl.swizzle2d(1, 2, 4, 4, 2) == (0, 3), "constants fold")
+    tl.static_assert(tl.swizzle2d(3, 0, 5, 7, 3) == (3, 0), "a last, shorter group starts at its own row")
+    tl.static_assert(tl.swizzle2d(3, 1, 5, 7, 3) == (4, 0), "a last, shorter group fills its columns")
 """
 
 
@@ -287,6 +290,20 @@ def test_swizzle2d_matches_tritons_definition(load_kernels: Any) -> None:
     for n, (a, b) in enumerate(out2.reshape(16, 2).tolist()):
         new[a, b] = n
     assert new.tolist() == [[0, 2, 4, 6], [1, 3, 5, 7], [8, 10, 12, 14], [9, 11, 13, 15]]
+
+
+def test_swizzle2d_last_group_of_fewer_rows(load_kernels: Any) -> None:
+    """5 rows in groups of 3 with 7 columns: the last group has 2 rows and 14 elements, an
+    odd group size (21) before it; its rows were swapped (``ij % rows`` on the global index
+    rather than on the index within the group; Triton's test_swizzle2d)."""
+    mod = load_kernels(SWIZZLE.replace("offs // 4", "offs // 7").replace("offs % 4", "offs % 7"))
+    out = np.zeros(2 * 64, np.int32)
+    mod.k.interpret[(1,)](out, 5, 7, 3, B=64)
+    new = np.full((5, 7), -1, np.int32)
+    for n, (a, b) in enumerate(out.reshape(64, 2).tolist()[:35]):
+        new[a, b] = n
+    assert new.tolist() == [[0, 3, 6, 9, 12, 15, 18], [1, 4, 7, 10, 13, 16, 19], [2, 5, 8, 11, 14, 17, 20],
+                            [21, 23, 25, 27, 29, 31, 33], [22, 24, 26, 28, 30, 32, 34]]
 
 
 @pytest.mark.parametrize("factor,recorded", [(0, False), (1, False), (4, True)])

@@ -21,6 +21,7 @@ def spellings(x, y, N: tl.constexpr):
         acc += i
     v = tl.load(x + tl.arange(0, N), cache_modifier=None, eviction_policy=None)
     w = v.cast(tl.float32).unsqueeze(0).squeeze(0)
+    w = tl.squeeze(tl.unsqueeze(w, 1), 1)  # the tl.* spellings (Triton's test_standard)
     one = tl.to_tensor(1.0)
     tl.store(y + tl.arange(0, N), acc + w + one, cache_modifier=None)
 

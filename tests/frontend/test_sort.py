@@ -23,6 +23,12 @@ def rows(x, ys, yd, yf, yt, R: tl.constexpr, C: tl.constexpr, K: tl.constexpr):
 
 
 @tlxc.jit
+def smallest(x, y, R: tl.constexpr, C: tl.constexpr, K: tl.constexpr):
+    v = tl.load(x + tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :])
+    tl.store(y + tl.arange(0, R)[:, None] * K + tl.arange(0, K)[None, :], tl.topk(v, K, descending=False))
+
+
+@tlxc.jit
 def columns(x, ys, yf, R: tl.constexpr, C: tl.constexpr):
     offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
     v = tl.load(x + offs)
@@ -49,6 +55,14 @@ def test_rows(dtype: Any, r: int, c: int, k: int) -> None:
     np.testing.assert_array_equal(yd, np.sort(x, 1)[:, ::-1])
     np.testing.assert_array_equal(yf, x[:, ::-1])
     np.testing.assert_array_equal(yt, np.sort(x, 1)[:, ::-1][:, :k])
+
+
+def test_topk_not_descending_gives_the_smallest_first() -> None:
+    """Triton's ``topk(x, k, descending=False)`` (its test_sort); was TLXC-CALL-002."""
+    x = np.array([[5, -1, 9, 3, 3, 0, 7, -8], [1, 2, 3, 4, 5, 6, 7, 8]], np.int32)
+    y = np.zeros((2, 4), np.int32)
+    smallest.interpret[(1,)](x, y, R=2, C=8, K=4)
+    assert y.tolist() == [[-8, -1, 0, 3], [1, 2, 3, 4]]
 
 
 def test_columns_and_vectors() -> None:

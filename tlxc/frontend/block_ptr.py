@@ -33,6 +33,12 @@ class BlockPointer:
     def rank(self) -> int:
         return len(self.block_shape)
 
+    @property
+    def dtype(self) -> object:
+        """The base's pointer type: ``bp.dtype.element_ty`` is the element type, as kernels
+        write it in Triton (where it is the block's type, which casts the same way)."""
+        return self.base.type.scalar  # type: ignore[attr-defined]
+
     def parts(self) -> tuple:
         """The runtime values, in the order ``rebuild`` takes them."""
         return (self.base, *self.shape, *self.strides, *self.offsets)

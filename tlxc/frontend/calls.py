@@ -24,6 +24,8 @@ else:
     _Base = object
 
 MAX_INLINE_DEPTH = 64
+# tensor methods that are @jit functions of the kernel language rather than rules
+LIBRARY_METHODS = frozenset({"flip"})
 
 
 class BoundMethod:
@@ -72,6 +74,14 @@ class CallMixin(_Base):
                 from .reduce_combine import reduce_combine
 
                 return reduce_combine(self, node, [fn.self_value])  # type: ignore[arg-type]
+            if fn.rule == "associative_scan":
+                from .scan import associative_scan
+
+                return associative_scan(self, node, [fn.self_value])  # type: ignore[arg-type]
+            if fn.rule in LIBRARY_METHODS:  # x.flip(): a kernel-language function with x first
+                from .. import language
+
+                return self.inline(node, getattr(language, fn.rule), [fn.self_value])
             return self.apply_rule(node, fn.rule, f"tensor.{fn.rule}", [fn.self_value])
         if isinstance(fn, KernelDef):
             return self.inline(node, fn)
@@ -155,7 +165,7 @@ class CallMixin(_Base):
         return unwrap(out)
 
     # -- inlining -------------------------------------------------------------------------------------
-    def inline(self, node: ast.Call, fn: Any) -> Any:
+    def inline(self, node: ast.Call, fn: Any, first: list[Any] | None = None) -> Any:
         if fn.noinline:
             raise self.error(node, "TLXC-OPTION-001", f"{fn.__name__} is declared with noinline=True, which tlxc "
                              "does not support: it inlines every call to a kernel function",
@@ -163,7 +173,7 @@ class CallMixin(_Base):
         if self.inline_depth >= MAX_INLINE_DEPTH:
             raise self.error(node, "TLXC-CALL-002", f"calls nested more than {MAX_INLINE_DEPTH} deep "
                              "(recursive kernel functions are not supported)")
-        args, kwargs = self.call_args(node), self.call_kwargs(node)
+        args, kwargs = (first or []) + self.call_args(node), self.call_kwargs(node)
         try:
             bound = fn.signature.bind(*args, **kwargs)
         except TypeError as e:

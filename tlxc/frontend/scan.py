@@ -26,9 +26,10 @@ from .visitor import CodeGenerator
 WHAT = "tl.associative_scan"
 
 
-def associative_scan(gen: CodeGenerator, node: ast.Call) -> Any:
-    """``tl.associative_scan(...)`` at ``node``, built by ``gen``."""
-    args, kwargs = gen.call_args(node), gen.call_kwargs(node)
+def associative_scan(gen: CodeGenerator, node: ast.Call, first: list[Any] | None = None) -> Any:
+    """``tl.associative_scan(...)`` (``first`` empty) or ``x.associative_scan(...)``
+    (``first == [x]``) at ``node``, built by ``gen``."""
+    args, kwargs = (first or []) + gen.call_args(node), gen.call_kwargs(node)
     names = ("input", "axis", "combine_fn", "reverse")
     if len(args) > len(names):
         raise gen.error(node, "TLXC-CALL-002", f"{WHAT} takes at most {len(names)} arguments, got {len(args)}")

@@ -6,8 +6,8 @@
   (log2(n) + 1) / 2`` compare-exchange stages, each reading the partner ``i ^ j`` with
   one ``gather`` and keeping the min or the max. The axis must be a power of two (as in
   Triton); ties keep equal values, so the result is the sorted multiset.
-* ``topk(x, k, dim)``: the ``k`` largest values along ``dim``, in descending order
-  (``sort`` descending, then the first ``k``).
+* ``topk(x, k, dim, descending=True)``: the ``k`` largest values along ``dim``, in
+  descending order (``sort`` descending, then the first ``k``), or the ``k`` smallest.
 
 ``dim`` defaults to the last dimension. Each stage goes through shared memory (a gather),
 so these suit modest axes (up to a few thousand elements per program).
@@ -80,10 +80,11 @@ def sort(x, dim: tl.constexpr = None, descending: tl.constexpr = False):
 
 
 @tlxc.jit
-def topk(x, k: tl.constexpr, dim: tl.constexpr = None):
-    """The ``k`` largest values of ``x`` along ``dim`` (the last by default), largest first."""
+def topk(x, k: tl.constexpr, dim: tl.constexpr = None, descending: tl.constexpr = True):
+    """The ``k`` largest values of ``x`` along ``dim`` (the last by default), largest first;
+    with ``descending=False`` the ``k`` smallest, smallest first (as Triton's)."""
     d: tl.constexpr = _axis(dim, len(x.shape))
-    s = sort(x, d, True)
+    s = sort(x, d, descending)
     return tl.gather(s, _index_along(x.shape, d, k), d)
 
 

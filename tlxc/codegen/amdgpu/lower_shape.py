@@ -10,6 +10,7 @@ import llvmlite.ir as ir
 from ...ir import ops
 from ...ir.core import Operation
 from ...ir.layout.common import thread_terms
+from ...ir.types import TileType
 from ..remap import join_sources, reindex, split_registers
 from .emitter import Emitter, lowers, num_regs, register_coords
 from .llvm import I32, constant, value_type
@@ -101,6 +102,9 @@ def broadcast(e: Emitter, op: Operation) -> None:
 @lowers(ops.ExpandDimsOp, ops.TransOp, ops.ReshapeOp)
 def reindexed(e: Emitter, op: Operation) -> None:
     src = e.get(op.x)
+    if not isinstance(op.result.type, TileType):  # x.item(): every thread holds a 1-element tile's element
+        e.set(op.result, src.vals[:1])
+        return
     e.set(op.result, [src.vals[i] for i in reindex(WHERE, op, src.layout)])
 
 

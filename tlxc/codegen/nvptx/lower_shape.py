@@ -9,7 +9,7 @@ from __future__ import annotations
 from ...ir import ops
 from ...ir.core import Operation
 from ...ir.layout.common import thread_terms
-from ...ir.types import DType
+from ...ir.types import DType, TileType
 from ..remap import join_sources, reindex, split_registers
 from .emitter import Emitter, lowers, register_coords
 from .lower_convert import _smem_pass  # noqa: F401 (registers convert_layout; lower_dot imports it from here)
@@ -86,6 +86,9 @@ def device_assert(e: Emitter, op: Operation) -> None:
 @lowers(ops.BroadcastOp, ops.ExpandDimsOp, ops.TransOp, ops.ReshapeOp)
 def reindexed(e: Emitter, op: Operation) -> None:
     src = e.get(op.x)
+    if not isinstance(op.result.type, TileType):  # x.item(): every thread holds a 1-element tile's element
+        e.set(op.result, src.regs[:1])
+        return
     e.set(op.result, [src.regs[i] for i in reindex("nvptx", op, src.layout)])
 
 

@@ -34,5 +34,8 @@ TENSOR_METHODS: dict[str, str] = {
     "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil", "erf": "erf", "sigmoid": "sigmoid",
     "cdiv": "cdiv", "fma": "fma", "cast": "cast", "squeeze": "squeeze", "unsqueeze": "expand_dims",
     "cumsum": "cumsum", "cumprod": "cumprod",
-    "gather": "gather", "histogram": "histogram",
+    "gather": "gather", "histogram": "histogram", "item": "item", "sqrt_rn": "sqrt_rn",
+    "store": "store", "advance": "advance", "associative_scan": "associative_scan", "flip": "flip",
+    "atomic_add": "atomic_add", "atomic_and": "atomic_and", "atomic_cas": "atomic_cas", "atomic_max": "atomic_max",
+    "atomic_min": "atomic_min", "atomic_or": "atomic_or", "atomic_xchg": "atomic_xchg", "atomic_xor": "atomic_xor",
 }

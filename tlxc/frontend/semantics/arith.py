@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...ir import ops
-from ...ir.types import DType, Kind, PointerType
+from ...ir.types import DType, Kind, PointerType, uint32, uint64
 from ..values import Tensor, describe, unwrap
 from .base import (
     Ctx,
@@ -353,13 +353,14 @@ def swizzle2d(ctx: Ctx, i: Any, j: Any, size_i: Any, size_j: Any, size_g: Any) -
         size_gj = size_g * size_j
         off_i = ij // size_gj * size_g
         rows = min(size_i - off_i, size_g)
-        return off_i + ij % rows, ij % size_gj // rows
+        local = ij % size_gj  # the position within the group: a last, shorter group starts at 0
+        return off_i + local % rows, local // rows
     ij = binary(ctx, "add", binary(ctx, "mul", i, size_j), j)
     size_gj = binary(ctx, "mul", size_g, size_j)
     off_i = binary(ctx, "mul", binary(ctx, "floordiv", ij, size_gj), size_g)
     rows = minimum(ctx, binary(ctx, "sub", size_i, off_i), size_g)
-    return (binary(ctx, "add", off_i, binary(ctx, "mod", ij, rows)),
-            binary(ctx, "floordiv", binary(ctx, "mod", ij, size_gj), rows))
+    local = binary(ctx, "mod", ij, size_gj)
+    return binary(ctx, "add", off_i, binary(ctx, "mod", local, rows)), binary(ctx, "floordiv", local, rows)
 
 
 @rule("to_tensor")
@@ -369,13 +370,34 @@ def to_tensor_rule(ctx: Ctx, x: Any) -> Tensor:
 
 @rule("umulhi")
 def umulhi(ctx: Ctx, x: Any, y: Any) -> Tensor:
+    """The high half of the 2N-bit product of two N-bit integers (N = 32 or 64), the
+    operands read as unsigned whatever their signedness, as Triton's ``mulhiui`` does (and
+    PTX ``mul.hi.u32``); the result keeps the operands' type. 64 bits have no wider type to
+    multiply in: the product is assembled from the four 32x32 partial products."""
     a, b = promote_pair(ctx, x, y, "tl.umulhi")
-    if not a.dtype.is_int() or a.dtype.bits != 32:
-        fail("TLXC-TYPE-001", f"tl.umulhi needs 32-bit integers, got {a.dtype!r}")
+    if not a.dtype.is_int() or a.dtype.bits not in (32, 64):
+        fail("TLXC-TYPE-001", f"tl.umulhi needs 32- or 64-bit integers, got {a.dtype!r}")
     a, b = broadcast_all(ctx, a, b)
-    wide = DType("u64", Kind.UINT, 64, "uint64", "u64") if a.dtype.kind == Kind.UINT else int64
-    p = binary(ctx, "mul", cast(ctx, a, wide), cast(ctx, b, wide))
-    return cast(ctx, binary(ctx, "rshift", p, constant(ctx, 32, wide)), a.dtype)
+    out = a.dtype
+    if a.dtype.bits == 32:
+        p = binary(ctx, "mul", cast(ctx, cast(ctx, a, uint32, bitcast=True), uint64),
+                   cast(ctx, cast(ctx, b, uint32, bitcast=True), uint64))
+        return cast(ctx, cast(ctx, binary(ctx, "rshift", p, constant(ctx, 32, uint64)), uint32), out, bitcast=True)
+    ua, ub = cast(ctx, a, uint64, bitcast=True), cast(ctx, b, uint64, bitcast=True)
+    c32, mask = constant(ctx, 32, uint64), constant(ctx, 0xFFFFFFFF, uint64)
+
+    def halves(v: Tensor) -> tuple[Tensor, Tensor]:
+        return binary(ctx, "and", v, mask), binary(ctx, "rshift", v, c32)
+
+    (al, ah), (bl, bh) = halves(ua), halves(ub)
+    ll, lh = binary(ctx, "mul", al, bl), binary(ctx, "mul", al, bh)
+    hl, hh = binary(ctx, "mul", ah, bl), binary(ctx, "mul", ah, bh)
+    # the carry out of the low 64 bits: at most 3 * (2^32 - 1), no overflow in 64 bits
+    mid = binary(ctx, "add", binary(ctx, "add", binary(ctx, "rshift", ll, c32), binary(ctx, "and", lh, mask)),
+                 binary(ctx, "and", hl, mask))
+    hi = binary(ctx, "add", binary(ctx, "add", hh, binary(ctx, "rshift", lh, c32)),
+                binary(ctx, "add", binary(ctx, "rshift", hl, c32), binary(ctx, "rshift", mid, c32)))
+    return cast(ctx, hi, out, bitcast=True)
 
 
 __all__ = ["binary", "compare", "negate", "invert", "logical_not", "to_bool", "cast", "promote_pair", "int32"]

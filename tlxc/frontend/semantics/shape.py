@@ -146,6 +146,17 @@ def reshape(ctx: Ctx, input: Any, *shape: Any, can_reorder: Any = False) -> Tens
     return Tensor(ctx.b.value(ops.ReshapeOp, [t.handle], TileType(new, t.dtype), can_reorder=reorder))
 
 
+@rule("item")
+def item(ctx: Ctx, input: Any) -> Tensor:
+    """``x.item()``: the one element of a tile of one element (any rank), as a scalar."""
+    t = to_tensor(ctx, input)
+    if not t.shape:
+        return t
+    if t.numel != 1:
+        fail("TLXC-SHAPE-003", f"item() needs a tile of one element, got shape {fmt(t.shape)} ({t.numel} elements)")
+    return Tensor(ctx.b.value(ops.ReshapeOp, [t.handle], t.dtype))
+
+
 @rule("squeeze")
 def squeeze(ctx: Ctx, input: Any, dim: Any) -> Tensor:
     """``x.squeeze(dim)``: the tile without its size-1 dimension ``dim``."""
@@ -189,6 +200,12 @@ def trans(ctx: Ctx, input: Any, *dims: Any) -> Tensor:
             fail("TLXC-SHAPE-003", f"tl.trans without dims needs a 2-D tile, got shape {fmt(t.shape)}")
         dims = (1, 0)
     return permute(ctx, t, *dims)
+
+
+@rule("unsqueeze")
+def unsqueeze(ctx: Ctx, input: Any, dim: Any) -> Tensor:
+    """``tl.unsqueeze(x, dim)``: Triton's name for ``expand_dims`` with one axis."""
+    return expand_dims(ctx, input, dim)
 
 
 @rule("expand_dims")
