@@ -229,6 +229,11 @@ def _copy_width(e: Emitter, op: Operation, access_vec: int, layout: LinearLayout
 
 @lowers(ops.AsyncLoadOp)
 def async_load(e: Emitter, op: Operation) -> None:
+    """``cp.async`` of the tile's vectors into the buffer. The op declares cp.async writes
+    (``effects.write(..., "cp_async")``), which wgmma reads after the wait and a barrier
+    with no proxy fence; where the copy is made of ``st.shared`` instead (no 4-byte vector
+    proven, or a non-zero ``other`` stored where masked off), those generic-proxy stores
+    are fenced here, before the barrier that publishes them."""
     ptr = op.ptr
     buf: MemDescType = op.buf.type  # type: ignore[assignment]
     layout: LinearLayout = ptr.type.layout
@@ -243,6 +248,7 @@ def async_load(e: Emitter, op: Operation) -> None:
     v = _copy_width(e, op, access.vec, layout, access.vector_bits, nbytes)
     if v * nbytes < 4:
         _sync_copy(e, op, base, buf, layout, ptrs, mask, other)
+        e.fn.emit(insn.fence_proxy_async("shared::cta"))  # generic-proxy stores: see the docstring
         e.set(op.result, [token(e)])
         return
     if v < access.vec:
@@ -269,6 +275,8 @@ def async_load(e: Emitter, op: Operation) -> None:
         n = e.fn.reg("b32")
         e.fn.emit(f"selp.u32 {n}, {size}, 0, {mask[group[0]]}")
         e.fn.emit(insn.cp_async(insn.offset_address(addr, imm), src, size, src_size=n), guard)
+    if other is not None and mask is not None:
+        e.fn.emit(insn.fence_proxy_async("shared::cta"))  # generic-proxy stores: see the docstring
     e.set(op.result, [token(e)])
 
 
