@@ -53,7 +53,8 @@ def test_ptxas_assembles(name: str, record_property: Any) -> None:
     assert (ck.metadata["spill_stores"], ck.metadata["spill_loads"]) == (0, 0)
 
 
-@pytest.mark.parametrize("name", W.LOOPS + ["example:hopper_gemm_tma-0", "example:hopper_gemm_cp_async-0"])
+@pytest.mark.parametrize("name", W.LOOPS + ["example:hopper_gemm_tma-0", "example:hopper_gemm_cp_async-0",
+                                  "example:matmul-0", "example:attention-0", "example:attention-1"])
 def test_wgmma_pipeline_is_not_serialized(name: str) -> None:
     # ptxas serializes the wgmma pipeline (and says "Potential Performance Loss:
     # wgmma.mma_async instructions are serialized due to ...") when non-wgmma

@@ -86,6 +86,45 @@ def test_dot_in_a_loop_becomes_async_dot_with_hoisted_buffers() -> None:
     assert waits == [0]
 
 
+RESCALED = LOOP.replace("%d = dot %a, %b, %x", "%s = mul %x, %x : tile<MxNxC>\n      %d = dot %a, %b, %s")
+
+
+def test_a_rescaled_accumulator_is_waited_for_where_the_next_iteration_reads_it() -> None:
+    # attention's acc: the loop carries the dot's result to a rescale, not straight into
+    # the next dot. The wgmma stays in flight over the back edge; the next iteration waits
+    # right before the rescale reads the carried value, and the loop's result is waited for
+    # after the loop
+    module = parse(kernel(RESCALED, ARGS).replace("<Mx", "<64x").replace("xKx", "x32x").replace(
+        "<Kx", "<32x").replace("xNx", "x64x").replace("xT>", "xf16>").replace("xC>", "xf32>"))
+    dot_to_wgmma.run(module, OPTS)
+    verify(module)
+    assert _names(module) == "local_alloc local_store for async_dot_wait mul async_dot yield async_dot_wait"
+    loop = next(op for op in module.walk() if op.NAME == "for")
+    body = loop.regions[0].block
+    early, mul, dot, term = body.ops
+    assert early.operands == [body.args[1]] and early.attrs["pendings"] == 0
+    assert mul.operands == [early.results[0], early.results[0]]
+    assert term.operands == [dot.results[0]]  # yielded in flight
+    final = loop.parent.ops[loop.parent.ops.index(loop) + 1]
+    assert final.NAME == "async_dot_wait" and final.operands == [loop.results[0]]
+    assert final.attrs["pendings"] == 0 and all(u is final for u in loop.results[0].uses)
+
+
+def test_a_shared_memory_write_before_the_rescale_comes_after_the_wait() -> None:
+    # a store into shared memory before the rescale (it could be a buffer the wgmma in
+    # flight reads): the wait moves up to before it
+    text = RESCALED.replace("%c0 = constant {value = 0} : i32", "%c0 = constant {value = 0} : i32\n"
+                            "    %u = local_alloc : memdesc<32x64xf16, smem, num=1>\n"
+                            "    %uv = local_view %u, %c0 : memdesc<32x64xf16, smem>").replace(
+        "%s = mul %x, %x", "local_store %uv, %b\n      %s = mul %x, %x")
+    module = parse(kernel(text, ARGS).replace("<Mx", "<64x").replace("xKx", "x32x").replace(
+        "<Kx", "<32x").replace("xNx", "x64x").replace("xT>", "xf16>").replace("xC>", "xf32>"))
+    dot_to_wgmma.run(module, OPTS)
+    verify(module)
+    assert _names(module) == ("local_alloc local_alloc local_store for async_dot_wait local_store mul async_dot "
+                              "yield async_dot_wait")
+
+
 def test_hazard_pass_orders_the_buffers_across_iterations() -> None:
     module = _run()
     buffer_layouts.run(module, OPTS)
