@@ -52,7 +52,7 @@ def test_vector_add_loads_16_bytes_when_n_is_divisible_by_16(arch: str) -> None:
     # CHECK-LABEL: .visible .entry add_kernel(
     # CHECK-NEXT:  .param .u64 add_kernel_param_0,
     # CHECK:       .param .s32 add_kernel_param_3
-    # CHECK:       .maxntid 128, 1, 1
+    # CHECK:       .reqntid 128, 1, 1
     # CHECK-COUNT-4: ld.global.v4.b32 {%f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}}, [%rd{{[0-9]+}}];
     # CHECK-NOT:   ld.global
     # CHECK-COUNT-8: add.f32
@@ -118,9 +118,10 @@ def wrapped_rows(x_ptr, y_ptr, N, SHIFT, BLOCK: tl.constexpr):
 
 def test_rem_of_a_dividend_of_unknown_sign_vectorizes_behind_a_trap(arch: str) -> None:
     """``(first + arange) % N`` is a run only if ``first >= 0``, which no rule proves here.
-    As in Triton the load is vectorized anyway, but each thread first tests its dividends
-    and traps on a negative one (axis-info assumption (4)): a wrong guess stops the kernel
-    instead of loading other elements."""
+    As in Triton the load is vectorized anyway, but each thread tests its dividends and
+    traps on a negative one (axis-info assumption (4)) -- at the kernel's exit, so that the
+    branch does not make ptxas treat the kernel as divergent: a wrong guess fails the launch
+    (after the kernel's stores) instead of passing silently."""
     ptx = _ptx(wrapped_rows, "*fp16:16,*fp16:16,i32:16,i32", (("BLOCK", 1024),), arch)
     filecheck(ptx, test_rem_of_a_dividend_of_unknown_sign_vectorizes_behind_a_trap, arch)
     # CHECK-LABEL: .visible .entry wrapped_rows(
@@ -129,12 +130,14 @@ def test_rem_of_a_dividend_of_unknown_sign_vectorizes_behind_a_trap(arch: str) -
     # CHECK-COUNT-6: or.b32
     # CHECK-NEXT:  or.b32 [[ALL:%r[0-9]+]], {{%r[0-9]+}}, {{%r[0-9]+}};
     # CHECK-NEXT:  setp.lt.s32 [[NEG:%p[0-9]+]], [[ALL]], 0;
-    # CHECK-NEXT:  @[[NEG]] trap;
+    # CHECK-NEXT:  or.pred [[FAILED:%p[0-9]+]], [[FAILED]], [[NEG]];
     # CHECK-NEXT:  rem.s32
     # CHECK-NOT:   trap
     # CHECK:       ld.global.v4.b32
     # CHECK-NOT:   ld.global.b16
     # CHECK:       st.global.v4.b32
+    # CHECK-NEXT:  @[[FAILED]] trap;
+    # CHECK-NEXT:  ret;
 
 
 def test_vector_add_line_info(arch: str) -> None:
@@ -253,7 +256,7 @@ def test_cross_warp_reduction_synchronizes(arch: str) -> None:
     filecheck(ptx, test_cross_warp_reduction_synchronizes, arch)
     # CHECK:       .extern .shared .align 16 .b8 global_smem[];
     # CHECK-LABEL: .visible .entry block_sum_kernel(
-    # CHECK:       .maxntid 128, 1, 1
+    # CHECK:       .reqntid 128, 1, 1
     # CHECK-COUNT-5: shfl.sync.bfly.b32
     # CHECK:       bar.sync 0;
     # CHECK:       st.shared.f32
@@ -269,7 +272,7 @@ def test_single_warp_reduction_needs_no_barrier(arch: str) -> None:
     filecheck(ptx, test_single_warp_reduction_needs_no_barrier, arch)
     # CHECK-NOT:   .shared
     # CHECK-LABEL: .visible .entry block_sum_kernel(
-    # CHECK:       .maxntid 32, 1, 1
+    # CHECK:       .reqntid 32, 1, 1
     # CHECK-NOT:   bar.sync
     # CHECK-COUNT-5: shfl.sync.bfly.b32
     # CHECK-NOT:   bar.sync

@@ -15,7 +15,7 @@ import tlxc
 # Cases that may spill, and why. Only the big ones: anything else that spills is a
 # regression in register use.
 SPILLS_ALLOWED = {
-    # ptxas sizes these for 3 CTAs per SM (168 registers at .maxntid 128) and spills a few
+    # ptxas sizes these for 3 CTAs per SM (168 registers at .reqntid 128) and spills a few
     # bytes (ptxas 12.9: 4-8 bytes on one target or the other). With ".minnctapersm 1" or
     # ".maxnreg 255" in the PTX they take 216-242 registers and do not spill; lifting this
     # needs tlxc to say how many CTAs per SM it wants (a launch option, like Triton's

@@ -37,7 +37,7 @@ def _lines(ptx: str, pattern: str) -> list[str]:
 def test_a_producer_ring_dispatches_its_warps() -> None:
     ck, ptx = _ptx(K.ring_copy, "*fp32:16,*fp32:16,i32", {"BLOCK": 256, "NUM_BUFS": 2, "SCALE": 3.0, "BUG": 0})
     # 4 default warps + a 1-warp producer asking for 24 registers: padded to 8 warps (two warpgroups)
-    assert ck.metadata["num_warps"] == 8 and ".maxntid 256, 1, 1" in ptx and ".maxnreg 256" in ptx
+    assert ck.metadata["num_warps"] == 8 and ".reqntid 256, 1, 1" in ptx and ".maxnreg 256" in ptx
     assert _lines(ptx, r"^@%p\d+ bra \$_ws_workers")
     # the region starts and ends at barrier 1 of all 256 threads; workers arrive at the end
     assert _lines(ptx, r"^bar\.sync 1, 256$") and _lines(ptx, r"^bar\.arrive 1, 256$")

@@ -17,7 +17,7 @@ from ...ir.passes import smem_alloc
 from ...ir.passes.options import PassOptions
 from ...ir.passes.pipeline import TILE_PIPELINE, run_pipeline
 from ...ir.types import DType, Kind, PointerType, TensorDescType
-from . import lower_tasks, lower_tensormap
+from . import lower_arith, lower_tasks, lower_tensormap
 from .emitter import Emitter
 from .pipeline import PIPELINE
 from .ptx import PtxFunction, module_text, reg_class
@@ -89,7 +89,7 @@ def emit(module, info: NvidiaTargetInfo, timings: dict[str, float] | None = None
     hidden = [("u64", f"{name}_param_scratch")] if tensormaps.size else []
     tensormaps.param = hidden[0][1] if hidden else ""
     fn = PtxFunction(name, [(pt, f"{name}_param_{i}") for i, pt in enumerate(ptypes)] + hidden)
-    fn.maxntid = num_warps * 32
+    fn.num_threads = num_warps * 32
     fn.maxnreg = maxnreg
     e = Emitter(fn, target, num_warps, cluster_dims=tuple(func.attrs["cluster_dims"]), num_ctas=func.num_ctas)
     if e.clustered:
@@ -120,7 +120,7 @@ def emit(module, info: NvidiaTargetInfo, timings: dict[str, float] | None = None
     ws = lower_tasks.plan(e, func, maxnreg, ending_sync)
     if ws is not None:
         num_warps = ws.total_warps
-        fn.maxntid = num_warps * 32
+        fn.num_threads = num_warps * 32
         if ws.budget.default is not None or ws.budget.groups:
             fn.maxnreg = ws.budget.maxnreg  # what every warp starts with, before setmaxnreg
     e.block(func.body)
@@ -128,9 +128,10 @@ def emit(module, info: NvidiaTargetInfo, timings: dict[str, float] | None = None
         from .lower_cluster import cluster_sync
 
         cluster_sync(e)
-    fn.body = e.prologue + fn.body
+    fn.body = e.prologue + fn.body + [lower_arith.EXIT_MARK]
     if e.worker_code:
         fn.body += ["\tret;"] + e.worker_code
+    fn.body = lower_arith.exit_checks(e, fn.body)
     scratch = e.scratch_bytes
     if ws is not None:  # the partitions' scratch areas, then the values the workers read from the default path
         body, scratch = e.place_scratch("\n".join(fn.body))

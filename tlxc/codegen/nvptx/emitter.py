@@ -125,6 +125,8 @@ class Emitter:
     partitions: int = 0
     partition_scratch: dict[Scope, int] = field(default_factory=dict)
     worker_code: list[str] = field(default_factory=list)
+    # the run-time checks that trap at the kernel's exits (``defer_trap``): their OR
+    failed_check: Reg | None = None
     ws: Any = None  # the warp-specialization plan (``lower_tasks.WsPlan``)
 
     def __post_init__(self) -> None:

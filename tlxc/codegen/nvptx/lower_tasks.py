@@ -61,6 +61,7 @@ from ...errors import CompilationError
 from ...ir import ops
 from ...ir.core import Operation, Value
 from . import instructions as insn
+from . import lower_arith
 from .emitter import Emitter, Scope, TileRegs, lowers
 from .partition_budget import NUM_BARRIERS, BudgetError, RegisterBudget, Worker, barrier_ids, register_budget
 from .ptx import Reg
@@ -334,6 +335,7 @@ def async_tasks(e: Emitter, op: Operation) -> None:
             from .lower_cluster import cluster_sync
 
             cluster_sync(e)
+        e.fn.body.append(lower_arith.EXIT_MARK)
         e.fn.emit("ret")
     finally:
         e.worker_code, e.fn.body = e.fn.body, main

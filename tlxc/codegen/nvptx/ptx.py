@@ -64,7 +64,7 @@ class PtxFunction:
     labels: int = 0
     shared_bytes: int = 0
     shared_align: int = 16  # of global_smem: swizzled buffers need their swizzle atom (up to 1024)
-    maxntid: int = 128
+    num_threads: int = 128
     maxnreg: int | None = None
     cluster: tuple[int, int, int] | None = None  # .reqnctapercluster: launched in clusters of this shape
     last_loc: tuple[int, int, int] | None = None
@@ -104,7 +104,7 @@ class PtxFunction:
                  for cls, n in self.counters.items() if n]
         params = ",\n".join(f"\t.param .align 64 .b8 {n}[128]" if t == "tensormap" else f"\t.param .{t} {n}"
                            for t, n in self.params)
-        head = [f".visible .entry {self.name}(", params, ")", f".maxntid {self.maxntid}, 1, 1"]
+        head = [f".visible .entry {self.name}(", params, ")", f".reqntid {self.num_threads}, 1, 1"]
         if self.maxnreg is not None:
             head.append(f".maxnreg {self.maxnreg}")
         if self.cluster is not None:
