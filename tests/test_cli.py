@@ -72,8 +72,8 @@ def test_output_file_and_pass_dumps(kernel_file: Path, tmp_path: Path, capsys: p
 
 
 PIPELINES = {
-    "sm_90a": ["multi-cta", "fold", "cse", "dce", "check-target", "decompose-scaled-dot", "pointer-offsets",
-               "software-pipeline", "tma-staging", "dot-to-wgmma", "buffer-layouts", "layouts", "dce", "smem-alloc", "membar"],
+    "sm_90a": ["multi-cta", "fold", "cse", "dce", "check-target", "decompose-scaled-dot", "software-pipeline",
+               "tma-staging", "dot-to-wgmma", "buffer-layouts", "layouts", "dce", "smem-alloc", "membar"],
     "gfx950": ["multi-cta", "fold", "cse", "dce", "descriptor-pointers", "check-target", "software-pipeline",
                "buffer-layouts", "layouts", "dce", "smem-alloc", "membar"],
 }

@@ -17,7 +17,6 @@ from ...ir.passes import (
     dot_to_wgmma,
     layouts,
     membar,
-    pointer_offsets,
     smem_alloc,
     software_pipeline,
     tma_staging,
@@ -29,7 +28,6 @@ PIPELINE: list[Entry] = [
     *TILE_PIPELINE,                           # fold, CSE, DCE to a fixed point
     ("check-target", check_target.run),       # AMD ops and tensor memory refused at the user's line
     ("decompose-scaled-dot", decompose_scaled_dot.run),  # tl.dot_scaled -> decode, scale, bf16 dot
-    ("pointer-offsets", pointer_offsets.run),  # carried pointer tiles: initial tile + carried scalar offset
     ("software-pipeline", software_pipeline.run),  # loads feeding tl.dot in loops: cp.async num_stages ahead
     ("tma-staging", tma_staging.run),         # descriptor load/store -> TMA through a staging buffer
     ("dot-to-wgmma", dot_to_wgmma.run),       # tl.dot -> async_dot (wgmma) where the target has it

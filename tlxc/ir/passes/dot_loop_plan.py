@@ -24,10 +24,9 @@ from dataclasses import dataclass
 
 from .. import ops
 from ..builder import Builder
-from ..core import Block, BlockArgument, Operation, Value
+from ..core import Block, BlockArgument, Operation, Region, Value
 from ..ops.tasks import enclosing_partition
 from ..types import DType, TileType, Type, int32
-from . import rewrite
 from .rewrite import constant_of
 
 # ops whose presence means the user drives shared memory or asynchrony in this loop
@@ -145,14 +144,35 @@ def const(b: Builder, value: int, t=int32) -> Value:
 
 
 def carry_more(p: Plan, cl: Cloner, b: Builder, extra: list[Value]) -> tuple[ops.ForOp, list[Value]]:
-    """``rewrite.carry_more`` of ``p.loop``, with the cloner reading the new loop's
-    arguments. The caller adds the extra yields with ``yield_more`` and erases
-    ``p.loads`` once their uses are replaced."""
-    n = len(p.loop.body.args)
-    new, extra_args = rewrite.carry_more(p.loop, b, extra)
-    cl.args = list(new.body.args[:n])  # the slice now reads the new loop's arguments
-    cl.yielded = list(new.body.ops[-1].operands)
-    return new, extra_args
+    """Replace ``p.loop`` by a loop, built at ``b``, that also carries ``extra`` (their
+    block arguments returned): the body moves over unchanged, the cloner reads the new
+    loop's arguments, the old loop's results are the new one's. The caller adds the extra
+    yields with ``yield_more`` and erases ``p.loads`` once their uses are replaced."""
+    loop, body = p.loop, p.loop.body
+    inits = list(loop.inits) + extra
+    new = b.create(ops.ForOp, [loop.lb, loop.ub, loop.step, *inits], [v.type for v in inits], dict(loop.attrs),
+                   regions=[Region(Block([a.type for a in body.args] + [v.type for v in extra]))])
+    nb = new.body
+    for a, na in zip(body.args, nb.args):
+        na.name_hint = a.name_hint
+        a.replace_all_uses_with(na)
+    for op in list(body.ops):
+        body.remove(op)
+        nb.append(op)
+    cl.args = list(nb.args[:len(body.args)])  # the slice now reads the new loop's arguments
+    cl.yielded = list(nb.ops[-1].operands)
+    for old, r in zip(loop.results, new.results):
+        old.replace_all_uses_with(r)
+    loop.erase()
+    return new, list(nb.args[len(body.args):])
+
+
+def yield_more(loop: ops.ForOp, extra: list[Value]) -> None:
+    """Append ``extra`` to the values ``loop``'s body yields."""
+    yld = loop.body.ops[-1]
+    with Builder(None, yld.loc).before(yld) as b:
+        b.create(ops.YieldOp, list(yld.operands) + extra, [])
+    yld.erase()
 
 
 def next_op(op: Operation) -> Operation:

@@ -46,8 +46,7 @@ from .. import ops
 from ..builder import Builder
 from ..core import Operation, Value
 from ..types import MemDescType, int1, narrow, tile
-from .dot_loop_plan import Cloner, Plan, carry_more, const, elem
-from .rewrite import yield_more
+from .dot_loop_plan import Cloner, Plan, carry_more, const, elem, yield_more
 from .ring_slots import next_slot
 
 SLOTS = 2  # the double buffer; one where two do not fit

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Sequence
 
-from ..builder import Builder
-from ..core import Block, Operation, Region, Value
-from ..ops import ConstantOp, ForOp, YieldOp
+from ..core import Block, Operation, Value
+from ..ops import ConstantOp
 from ..types import Type
 
 # Name of the attribute that ``tag`` sets on an exception; the pipeline reads it to give
@@ -102,32 +101,3 @@ def drop_block_arg(block: Block, index: int) -> None:
     assert not a.uses, "dropping a used block argument"
     for i, other in enumerate(block.args):
         other.index = i
-
-
-def carry_more(loop: ForOp, b: Builder, extra: list[Value]) -> tuple[ForOp, list[Value]]:
-    """Replace ``loop`` by a loop, built at ``b``, that also carries ``extra`` (their block
-    arguments returned): the body moves over unchanged and the old loop's results are the
-    new one's. The caller adds the extra yields (``yield_more``)."""
-    body = loop.body
-    inits = list(loop.inits) + extra
-    new = b.create(ForOp, [loop.lb, loop.ub, loop.step, *inits], [v.type for v in inits], dict(loop.attrs),
-                   regions=[Region(Block([a.type for a in body.args] + [v.type for v in extra]))])
-    nb = new.body
-    for a, na in zip(body.args, nb.args):
-        na.name_hint = a.name_hint
-        a.replace_all_uses_with(na)
-    for op in list(body.ops):
-        body.remove(op)
-        nb.append(op)
-    for old, r in zip(loop.results, new.results):
-        old.replace_all_uses_with(r)
-    loop.erase()
-    return new, list(nb.args[len(body.args):])
-
-
-def yield_more(loop: ForOp, extra: list[Value]) -> None:
-    """Append ``extra`` to the values ``loop``'s body yields."""
-    yld = loop.body.ops[-1]
-    with Builder(None, yld.loc).before(yld) as b:
-        b.create(YieldOp, list(yld.operands) + extra, [])
-    yld.erase()

@@ -54,9 +54,8 @@ from ..builder import Builder
 from ..core import Operation, Value
 from ..types import MemDescType, int1, tile, token
 from . import dce, register_prefetch
-from .dot_loop_plan import Cloner, Plan, carry_more, const, elem, innermost_loops, next_op, plan
+from .dot_loop_plan import Cloner, Plan, carry_more, const, elem, innermost_loops, next_op, plan, yield_more
 from .options import PassOptions
-from .rewrite import yield_more
 from .ring_slots import next_slot
 
 
