@@ -1,0 +1,154 @@
+"""Triton's own tutorials on one GPU, compiled by tlxc and by Triton side by side in one run.
+
+The tutorial files are Triton's (``python/tutorials`` of a Triton checkout, which this
+repository does not ship): each is imported twice, once as it is and once with the module
+name swapped to tlxc as a new user would, with the benchmark runs at the bottom of the
+file dropped. The same host wrapper of the tutorial then runs the kernel under each
+compiler; each one autotunes over the tutorial's own configs.
+
+* 03 matrix multiplication: ``matmul(a, b)``, fp16, 4096³ and 8192³;
+* 06 fused attention, forward: ``attention(q, k, v, causal, sm_scale)``, fp16, head dim
+  128, batch 4 x 32 heads, 4k and 8k tokens, causal and not;
+* 09 persistent matmul: ``matmul``, ``matmul_persistent``, ``matmul_tma``,
+  ``matmul_tma_persistent`` and ``matmul_descriptor_persistent``, fp16, 8192³.
+
+Figures are TFLOP/s and tlxc's ratio to Triton: medians over rounds that alternate the
+two (``bench/dot.py``'s ``alternate``). Every tlxc result is checked against torch
+before it is timed; a failure is reported in its row and the others go on.
+
+    python bench/tutorials.py --dir PATH/TO/triton/python/tutorials [--only 03|06|09] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dot import alternate  # noqa: E402
+
+FILES = {"03": "03-matrix-multiplication.py", "06": "06-fused-attention.py", "09": "09-persistent-matmul.py"}
+
+
+def to_tlxc(text: str) -> str:
+    """The tutorial as a new user runs it under tlxc: the module name swapped."""
+    text = re.sub(r"^(\s*)import triton\b", r"\1import tlxc", text, flags=re.M)
+    text = re.sub(r"^(\s*)from triton\b", r"\1from tlxc", text, flags=re.M)
+    return re.sub(r"(?<![\w.])triton\.(?=[A-Za-z_])", "tlxc.", text)
+
+
+def load(path: Path, name: str, compiler: str) -> Any:
+    """Import a tutorial (its top-level benchmark ``.run(...)`` calls dropped) for ``compiler``."""
+    text = re.sub(r"^(\w+\.run\(.*\))\s*$", r"pass  # \1", path.read_text(), flags=re.M)
+    if compiler == "tlxc":
+        text = to_tlxc(text)
+    f = Path(tempfile.mkdtemp(prefix="tlxcbench-")) / f"{name}.py"
+    f.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, f)
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+def compare(row: dict[str, Any], flops: float, ref: Any, fns: dict[str, Callable[[], Any]], rounds: int,
+            atol: float) -> dict[str, Any]:
+    """Check tlxc's result against ``ref``, then time both; the row gets the figures."""
+    try:
+        out = fns["tlxc"]()
+        err = (out.float() - ref.float()).abs().max().item()
+        row["tlxc max err"] = round(err, 4)
+        if not err <= atol:
+            row["error"] = f"wrong result (max error {err})"
+            return row
+        fns["triton"]()
+        ms = alternate(fns, rounds)
+    except Exception as e:  # reported in the row; the other rows go on
+        row["error"] = f"{type(e).__name__}: {str(e)[:300]}"
+        return row
+    for k, v in ms.items():
+        row[f"{k} TFLOP/s"] = round(flops / v / 1e9, 1)
+    row["tlxc/triton"] = round(ms["triton"] / ms["tlxc"], 3)
+    print(row, flush=True)
+    return row
+
+
+def bench_03(mods: dict[str, Any], rounds: int) -> list[dict[str, Any]]:
+    import torch
+
+    rows = []
+    for n in (4096, 8192):
+        a = torch.randn(n, n, device="cuda", dtype=torch.float16)
+        b = torch.randn(n, n, device="cuda", dtype=torch.float16)
+        fns = {k: (lambda m=m: m.matmul(a, b)) for k, m in mods.items()}
+        rows.append(compare({"tutorial": "03 matmul", "n": n}, 2 * n ** 3, torch.matmul(a, b), fns, rounds, 0.5))
+    return rows
+
+
+def bench_06(mods: dict[str, Any], rounds: int) -> list[dict[str, Any]]:
+    import torch
+
+    rows = []
+    Z, H, D = 4, 32, 128
+    for n_ctx in (4096, 8192):
+        for causal in (False, True):
+            q, k, v = (torch.randn(Z, H, n_ctx, D, device="cuda", dtype=torch.float16) for _ in range(3))
+            scale = D ** -0.5
+            ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+            fns = {name: (lambda m=m: m.attention(q, k, v, causal, scale, False)) for name, m in mods.items()}
+            flops = 4 * Z * H * n_ctx * n_ctx * D * (0.5 if causal else 1.0)
+            rows.append(compare({"tutorial": "06 attention fwd", "n_ctx": n_ctx, "causal": causal}, flops, ref, fns,
+                                rounds, 0.02))
+    return rows
+
+
+def bench_09(mods: dict[str, Any], rounds: int) -> list[dict[str, Any]]:
+    import torch
+
+    n = 8192
+    a = torch.randn(n, n, device="cuda", dtype=torch.float16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.float16)
+    ref = torch.matmul(a, b)
+    bt = b.T.contiguous()  # the tutorial's layout: B stored N x K; its pointer kernels take bt.T
+    rows = []
+    variants: dict[str, Callable[[Any], Any]] = {
+        "matmul": lambda m: m.matmul(a, bt.T),
+        "matmul_persistent": lambda m: m.matmul_persistent(a, bt.T),
+        "matmul_tma": lambda m: m.matmul_tma(a, bt, False),
+        "matmul_tma_persistent": lambda m: m.matmul_tma_persistent(a, bt, False),
+        "matmul_descriptor_persistent": lambda m: m.matmul_descriptor_persistent(a, bt, False),
+    }
+    for name, call in variants.items():
+        fns = {k: (lambda m=m, call=call: call(m)) for k, m in mods.items()}
+        rows.append(compare({"tutorial": f"09 {name}", "n": n}, 2 * n ** 3, ref, fns, rounds, 0.5))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dir", required=True, help="Triton's python/tutorials folder")
+    ap.add_argument("--only", choices=sorted(FILES))
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    results: dict[str, Any] = {}
+    for key, fname in FILES.items():
+        if args.only and key != args.only:
+            continue
+        path = Path(args.dir) / fname
+        mods = {c: load(path, f"t{key}_{c}", c) for c in ("tlxc", "triton")}
+        results[key] = globals()[f"bench_{key}"](mods, args.rounds)
+    text = json.dumps(results, indent=1)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(text)
+
+
+if __name__ == "__main__":
+    main()
