@@ -18,6 +18,7 @@ from ...ir.passes.options import PassOptions
 from ...ir.passes.pipeline import TILE_PIPELINE, run_pipeline
 from ...ir.types import DType, Kind, PointerType, TensorDescType
 from . import lower_arith, lower_tasks, lower_tensormap
+from .barrier_peephole import drop_repeated_barriers
 from .emitter import Emitter
 from .pipeline import PIPELINE
 from .ptx import PtxFunction, module_text, reg_class
@@ -138,6 +139,7 @@ def emit(module, info: NvidiaTargetInfo, timings: dict[str, float] | None = None
         capture = -(-(plan.scratch_offset + scratch) // 16) * 16
         scratch = capture - plan.scratch_offset + ws.capture_bytes
         fn.body = body.replace(lower_tasks.CAPTURE, str(capture)).split("\n")
+    fn.body = drop_repeated_barriers(fn.body)
     shared = plan.check_limit(target.max_shared_bytes, scratch, arch, func.loc)
     fn.shared_bytes = shared
     fn.shared_align = max([PLAIN_SHARED_ALIGN] + [a.align for a in plan.allocations])
