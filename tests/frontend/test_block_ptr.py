@@ -116,6 +116,27 @@ def test_advance_in_a_loop() -> None:
     np.testing.assert_allclose(out, x.sum(1), rtol=1e-5)
 
 
+@tlxc.jit
+def row_sums_method(x, out, M, K, BM: tl.constexpr, BK: tl.constexpr):
+    """``row_sums`` with Triton's method form ``p.advance(offsets)``."""
+    p = tl.make_block_ptr(x, (M, K), (K, 1), (tl.program_id(0) * BM, 0), (BM, BK), (1, 0))
+    acc = tl.zeros((BM,), tl.float32)
+    for _ in range(0, K, BK):
+        acc += tl.sum(tl.load(p, boundary_check=(0, 1)), 1)
+        p = p.advance((0, BK))
+    o = tl.make_block_ptr(out, (M + BM,), (1,), (tl.program_id(0) * BM,), (BM,), (0,)).advance((BM,))
+    tl.store(o, acc, boundary_check=(0,))
+
+
+def test_advance_as_a_method() -> None:
+    """``bp.advance(offsets)`` was TLXC-NAME-001 ("has no attribute 'advance'")."""
+    x = np.random.default_rng(3).random((37, 70)).astype(np.float32)
+    out = np.zeros(37 + 16, np.float32)
+    row_sums_method.interpret[(3,)](x, out, 37, 70, BM=16, BK=32)
+    np.testing.assert_allclose(out[16:], x.sum(1), rtol=1e-5)  # the output block starts one block later
+    assert not out[:16].any()
+
+
 def test_matmul_with_block_pointers() -> None:
     rng = np.random.default_rng(4)
     a = rng.standard_normal((40, 72)).astype(np.float16)
@@ -146,6 +167,8 @@ GOOD = dict(shape="(16, 16)", strides="(16, 1)", offsets="(0, 0)", block="(16, 1
     ({"block": "(16, 12)"}, "block_shape entries must be constant powers of two"),
     ({"order": "(0, 0)"}, "order must be a permutation of 0..1"),
     ({"use": "p = tl.advance(p, (1,))"}, "tl.advance: the block pointer has rank 2 but offsets has 1 entries"),
+    ({"use": "p = p.advance((1,))"}, "tl.advance: the block pointer has rank 2 but offsets has 1 entries"),
+    ({"use": "p = p.retreat((1, 1))"}, "has no attribute 'retreat'"),
     ({"use": "v = tl.load(p, other=1.0)"}, "takes boundary_check and padding_option, not mask and other"),
     ({"use": "v = tl.load(p, boundary_check=(2,))"}, "boundary_check entries must be dimensions of the block"),
     ({"use": "v = tl.load(p, boundary_check=(0,), padding_option='inf')"}, "padding_option must be 'zero' or 'nan'"),

@@ -308,3 +308,42 @@ def wild(table, out):
     with pytest.raises(InterpreterError) as info:
         m.wild.interpret[(1,)](np.array([0x1234560], np.int64), np.zeros(1, np.float32))
     assert "in no numpy array or CPU tensor the program can reach" in info.value.message
+
+
+class _Hostile:
+    """An object whose ``__class__`` runs code that fails, as lazy proxies and deprecated
+    module aliases do; the search for host arrays walks past it without touching it."""
+
+    @property  # type: ignore[misc]
+    def __class__(self):  # type: ignore[no-untyped-def]
+        raise RuntimeError("__class__ was read")
+
+
+_HOSTILE_GLOBAL = {"proxy": _Hostile()}
+
+
+def test_pointer_tables_of_torch_tensors_as_the_grouped_gemm_tutorial(load_kernels) -> None:  # type: ignore[no-untyped-def]
+    """Triton's grouped GEMM: a table of ``t.data_ptr()`` values of CPU torch tensors, held
+    only by a list of the caller; the heap holds an object whose ``__class__`` raises."""
+    torch = pytest.importorskip("torch")
+    m = load_kernels("""
+@tlxc.jit
+def copy_groups(src_table, dst_table, sizes, BLOCK: tl.constexpr):
+    g = tl.program_id(0)
+    src = tl.load(src_table + g).to(tl.pointer_type(tl.float16))
+    dst = tl.load(dst_table + g).to(tl.pointer_type(tl.float16))
+    n = tl.load(sizes + g)
+    offs = tl.arange(0, BLOCK)
+    tl.store(dst + offs, tl.load(src + offs, mask=offs < n) * 3.0, mask=offs < n)
+""")
+    local_hostile = _Hostile()
+    srcs = [torch.arange(n, dtype=torch.float16) for n in (3, 32, 17)]
+    dsts = [torch.zeros(n, dtype=torch.float16) for n in (3, 32, 17)]
+    src_table = torch.tensor([t.data_ptr() for t in srcs])
+    dst_table = torch.tensor([t.data_ptr() for t in dsts])
+    assert src_table.dtype == torch.int64
+    sizes = torch.tensor([3, 32, 17], dtype=torch.int32)
+    m.copy_groups.interpret[(3,)](src_table, dst_table, sizes, BLOCK=32)
+    for n, d in zip((3, 32, 17), dsts):
+        assert d.tolist() == [3.0 * i for i in range(n)]
+    assert local_hostile is not None and _HOSTILE_GLOBAL

@@ -25,7 +25,7 @@ else:
 
 MAX_INLINE_DEPTH = 64
 # tensor methods that are @jit functions of the kernel language rather than rules
-LIBRARY_METHODS = frozenset({"flip"})
+LIBRARY_METHODS = frozenset({"flip", "reduce_or", "softmax"})
 
 
 class BoundMethod:

@@ -21,6 +21,7 @@ from ..ir.builder import Builder
 from ..ir.core import Location
 from ..ir.types import AliasSpecType, MemDescType, TensorDescType
 from ..language.core import Builtin, constexpr
+from .block_ptr import BlockPointer
 from .calls import BoundMethod, CallMixin
 from .control import ControlFlowMixin, ControlSignal
 from .scope import LoopMemo
@@ -197,6 +198,8 @@ class CodeGenerator(ControlFlowMixin, CallMixin, TaskMixin, ast.NodeVisitor):
             raise self.error(node, "TLXC-NAME-001", f"a tensor has no attribute '{name}'")
         if isinstance(base, Handle):
             return self._handle_attribute(node, base, name)
+        if isinstance(base, BlockPointer) and name == "advance":  # Triton's bp.advance(offsets)
+            return BoundMethod("advance", base)  # type: ignore[arg-type]
         try:
             return unwrap(getattr(base, name))
         except AttributeError:

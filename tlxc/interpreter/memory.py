@@ -315,10 +315,14 @@ def host_arrays() -> list[np.ndarray]:
     torch = sys.modules.get("torch")
     out: list[np.ndarray] = []
 
+    # Types are tested with ``issubclass(type(v), ...)``: ``isinstance`` reads ``__class__``,
+    # which some objects in the heap compute (lazy proxies, deprecated module aliases that
+    # warn or raise), and walking the heap must not run their code.
     def add(v: Any) -> None:
-        if isinstance(v, np.ndarray):
+        t = type(v)
+        if issubclass(t, np.ndarray):
             out.append(v)
-        elif torch is not None and isinstance(v, torch.Tensor) and v.device.type == "cpu":
+        elif torch is not None and issubclass(t, torch.Tensor) and v.device.type == "cpu":
             try:
                 out.append(v.detach().numpy())
             except (RuntimeError, TypeError):  # a dtype numpy lacks: read its bytes
@@ -332,10 +336,11 @@ def host_arrays() -> list[np.ndarray]:
     for obj in gc.get_objects():
         if obj is out:  # (it grows while we walk)
             continue
-        if isinstance(obj, dict):
+        t = type(obj)
+        if issubclass(t, dict):
             for v in list(obj.values()):
                 add(v)
-        elif isinstance(obj, (list, tuple)):
+        elif issubclass(t, (list, tuple)):
             for v in obj:
                 add(v)
     return out

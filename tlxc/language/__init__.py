@@ -26,7 +26,7 @@ SHORT_NAME = "tl"  # how kernels spell this module (in messages)
 # yet", rather than an unknown name (the frontend's attribute lookup reads the NOT_YET of
 # any tlxc library module)
 NOT_YET = frozenset({
-    "softmax", "bitonic_merge", "max_constancy",
+    "bitonic_merge", "max_constancy",
     "load_tensor_descriptor", "store_tensor_descriptor", "slice",
 })
 
@@ -45,7 +45,7 @@ def __getattr__(name: str):  # noqa: ANN202
         import importlib
 
         return importlib.import_module(__name__ + ".extra")
-    if name in ("flip", "sort", "topk"):
+    if name in ("flip", "sort", "topk", "reduce_or", "softmax"):
         from . import standard
 
         return getattr(standard, name)

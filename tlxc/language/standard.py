@@ -1,5 +1,6 @@
-"""``tl.flip``, ``tl.sort`` and ``tl.topk``, written in the kernel language on top of
-``tl.gather``, so every target and the interpreter get them from one source.
+"""``tl.flip``, ``tl.sort``, ``tl.topk``, ``tl.reduce_or`` and ``tl.softmax``, written in
+the kernel language on top of other ``tl`` functions, so every target and the interpreter
+get them from one source.
 
 * ``flip(x, dim)``: element ``i`` along ``dim`` becomes element ``n - 1 - i``.
 * ``sort(x, dim, descending)``: a bitonic sorting network along ``dim``: ``log2(n) *
@@ -11,6 +12,17 @@
 
 ``dim`` defaults to the last dimension. Each stage goes through shared memory (a gather),
 so these suit modest axes (up to a few thousand elements per program).
+
+* ``reduce_or(x, axis, keep_dims=False)``: bitwise or of integers along ``axis``, a
+  ``tl.reduce`` with ``|`` (as Triton builds it beside ``xor_sum``).
+* ``softmax(x, dim=None, keep_dims=False, ieee_rounding=False)``: Triton's definition,
+  ``exp(x - max(x, dim)) / sum(...)`` with ``dim`` 0 by default (not the last one), and
+  ``keep_dims`` passed to the max and the sum: without it the reduced tile broadcasts
+  against ``x`` by the usual rules, which for ``dim`` 0 is what softmax means (and for a
+  later ``dim`` usually a shape error), exactly as in Triton. ``max`` of fp16/bf16 is
+  computed in float32 (``tl.max``'s rule), so the result is float32 for them too, as in
+  Triton. ``ieee_rounding`` asks for a correctly rounded division; tlxc's ``tl.fdiv``
+  always divides that way.
 """
 
 from __future__ import annotations
@@ -88,4 +100,26 @@ def topk(x, k: tl.constexpr, dim: tl.constexpr = None, descending: tl.constexpr 
     return tl.gather(s, _index_along(x.shape, d, k), d)
 
 
-NAMES = ("flip", "sort", "topk")
+@tlxc.jit
+def _or_combine(a, b):
+    return a | b
+
+
+@tlxc.jit
+def reduce_or(input, axis, keep_dims: tl.constexpr = False):
+    """Bitwise or of the integers of ``input`` along ``axis`` (every axis for None)."""
+    tl.static_assert(input.dtype.is_int(), "tl.reduce_or needs integers")
+    return tl.reduce(input, axis, _or_combine, keep_dims=keep_dims)
+
+
+@tlxc.jit
+def softmax(x, dim: tl.constexpr = None, keep_dims: tl.constexpr = False, ieee_rounding: tl.constexpr = False):
+    """``exp(x - max) / sum`` along ``dim`` (0 by default, as in Triton)."""
+    d: tl.constexpr = 0 if dim is None else dim
+    z = x - tl.max(x, d, keep_dims=keep_dims)
+    num = tl.exp(z)
+    den = tl.sum(num, d, keep_dims=keep_dims)
+    return tl.fdiv(num, den, ieee_rounding)
+
+
+NAMES = ("flip", "sort", "topk", "reduce_or", "softmax")

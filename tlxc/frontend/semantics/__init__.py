@@ -36,6 +36,7 @@ TENSOR_METHODS: dict[str, str] = {
     "cumsum": "cumsum", "cumprod": "cumprod",
     "gather": "gather", "histogram": "histogram", "item": "item", "sqrt_rn": "sqrt_rn",
     "store": "store", "advance": "advance", "associative_scan": "associative_scan", "flip": "flip",
+    "reduce_or": "reduce_or", "softmax": "softmax",
     "atomic_add": "atomic_add", "atomic_and": "atomic_and", "atomic_cas": "atomic_cas", "atomic_max": "atomic_max",
     "atomic_min": "atomic_min", "atomic_or": "atomic_or", "atomic_xchg": "atomic_xchg", "atomic_xor": "atomic_xor",
 }
