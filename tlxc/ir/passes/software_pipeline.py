@@ -32,12 +32,17 @@ addresses computed from the induction variable, loop invariants and carried poin
 increments; the address chain is cloned for the iterations issued ahead.
 
 That is the form of targets with asynchronous copies into shared memory
-(``target.pipelined_loads == "async_copy"``). Targets whose loads go through registers
-(``"registers"``, the AMD chips: what Triton's AMD stream pipeliner does for its default
-``num_stages=2``) get ``register_prefetch.rewrite`` instead: the loads of iteration k + 1
-are issued into registers before the dot of iteration k and carried to the next iteration,
-which stores them into its slot of a ring of two LDS buffers and reads the dot's operands
-back from there; any ``S >= 2`` gives that one-iteration-ahead form (see that module).
+(``target.pipelined_loads == "async_copy"``). On those that also have TMA, a loop whose
+dot operands come from tensor descriptors (``desc.load([m, k])``, as in Triton's tutorial
+09) gets ``tma_ring.rewrite`` instead: the same ring, filled by TMA copies that complete on
+one mbarrier per slot (see that module); its pointer loads, if any, stay unpipelined.
+
+Targets whose loads go through registers (``"registers"``, the AMD chips: what Triton's
+AMD stream pipeliner does for its default ``num_stages=2``) get
+``register_prefetch.rewrite`` instead: the loads of iteration k + 1 are issued into
+registers before the dot of iteration k and carried to the next iteration, which stores
+them into its slot of a ring of two LDS buffers and reads the dot's operands back from
+there; any ``S >= 2`` gives that one-iteration-ahead form (see that module).
 
 Expects: the tile IR (before buffer and tile layouts), ``options.num_stages``.
 Guarantees: the loads described above are replaced by ``local_load`` of a ring slot;

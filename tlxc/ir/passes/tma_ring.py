@@ -33,6 +33,9 @@ after every thread has finished iteration ``i - 1``'s reads of that slot (the
 ``local_load``, or the wgmma that ``dot-to-wgmma`` keeps in flight one iteration deep and
 retires with the wait after this iteration's wgmma) and after every thread's wait of this
 iteration -- which also keeps a thread from ever waiting on a barrier two phases ahead.
+That CTA barrier is not predicated with the copy: the last iteration's, whose copy is off,
+still holds every thread until all are past their last wait, so an outer loop's next
+``barrier_alloc`` cannot re-initialize a barrier that a slow warp is still polling.
 The copy is an async-proxy write; the only reads of the slot are wgmma's (async proxy
 too) or ``local_load``s, before which ``membar`` puts its proxy fence.
 
