@@ -170,7 +170,12 @@ def desc_loop(a_ptr, b_ptr, c_ptr, K):
 def test_a_staging_buffer_refilled_every_iteration_keeps_no_wgmma_in_flight() -> None:
     """Regression (Triton's tutorial 09 on the H200, wrong at 8192x8192): wgmma reads the
     TMA staging buffers in place; the next iteration's TMA load refills them, so the wgmma
-    must be complete by then (``wgmma.wait_group 0`` in the loop, not 1)."""
-    ptx = desc_loop.compile("*fp16:16,*fp16:16,*fp32:16,i32:16", arch="sm_90a", num_stages=3).asm["ptx"]
+    must be complete by then (``wgmma.wait_group 0`` in the loop, not 1). With
+    ``num_stages=1`` the descriptor loads are not pipelined and keep that staging form; with
+    more stages they become a TMA ring (test_software_pipeline_tma.py), whose slots let one
+    wgmma stay in flight."""
+    ptx = desc_loop.compile("*fp16:16,*fp16:16,*fp32:16,i32:16", arch="sm_90a", num_stages=1).asm["ptx"]
     assert "wgmma.mma_async" in ptx
     assert "wgmma.wait_group.sync.aligned 1;" not in ptx
+    piped = desc_loop.compile("*fp16:16,*fp16:16,*fp32:16,i32:16", arch="sm_90a", num_stages=3).asm["ptx"]
+    assert "wgmma.wait_group.sync.aligned 1;" in piped

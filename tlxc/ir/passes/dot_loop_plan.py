@@ -1,15 +1,17 @@
-"""What the two forms of ``software-pipeline`` share: which loads of a ``tl.dot`` loop can
+"""What the forms of ``software-pipeline`` share: which loads of a ``tl.dot`` loop can
 be issued ahead (``plan``), and the clone of their address computation for another
 iteration (``Cloner``).
 
-A load qualifies when it sits at the top level of the innermost ``for`` loop's body, every
-use of it is an operand (``a`` or ``b``) of a ``dot`` in that body (directly or through one
-``trans``), and its pointers, mask and ``other`` are computed in the body by pure ops from
-values defined outside the loop, the induction variable, and loop-carried values that are
-themselves computed that way (the pointer increments of Triton's matmul tutorial); the
-loop's step is a positive constant. Loops inside warp-specialized partitions (the user
-owns their pipelines) and loops that already use asynchronous copies, barriers or buffers
-are not planned.
+``plan(loop, kind)`` looks at one kind of load: pointer ``load``s (the ``cp.async`` and
+register forms) or ``descriptor_load``s (the TMA form, ``tma_ring``). A load qualifies
+when it sits at the top level of the innermost ``for`` loop's body, every use of it is an
+operand (``a`` or ``b``) of a ``dot`` in that body (directly or through one ``trans``),
+and its operands (pointers, mask and ``other``; a descriptor and its coordinates) are
+computed in the body by pure ops from values defined outside the loop, the induction
+variable, and loop-carried values that are themselves computed that way (the pointer
+increments of Triton's matmul tutorial); the loop's step is a positive constant. Loops
+inside warp-specialized partitions (the user owns their pipelines) and loops that already
+use asynchronous copies, barriers or buffers are not planned.
 
 ``Cloner.run(b, iv, state)`` clones those address ops for the iteration whose induction
 variable is ``iv`` and whose carried address values are ``state``; ``next_state`` gives
@@ -21,6 +23,7 @@ original chain for DCE.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from .. import ops
 from ..builder import Builder
@@ -35,14 +38,18 @@ _HANDS_OFF = (ops.AsyncLoadOp, ops.AsyncCommitGroupOp, ops.AsyncWaitGroupOp, ops
               ops.AsyncDotOp)
 
 
+# the kinds of load a plan holds
+L = TypeVar("L", ops.LoadOp, ops.DescriptorLoadOp)
+
+
 @dataclass
-class Plan:
+class Plan(Generic[L]):
     """What one loop's pipelining needs: the loads, the ops that compute their addresses
     (in body order), and the carried-value slots those ops read (``carried``: indices
     into the iteration arguments)."""
 
     loop: ops.ForOp
-    loads: list[ops.LoadOp]
+    loads: list[L]
     slice: list[Operation]
     carried: list[int]
     step: int
@@ -68,7 +75,14 @@ def _feeds_dots_only(v: Value, body: Block, through_trans: bool = True) -> bool:
     return True
 
 
-def plan(loop: ops.ForOp) -> Plan | None:
+def _candidate(op: ops.LoadOp | ops.DescriptorLoadOp) -> bool:
+    t = op.result.type
+    if not isinstance(t, TileType) or not isinstance(t.scalar, DType):
+        return False
+    return not (isinstance(op, ops.LoadOp) and op.volatile)
+
+
+def plan(loop: ops.ForOp, kind: type[L]) -> Plan[L] | None:
     """The pipelining of ``loop``, or None where it does not apply (module doc)."""
     step = constant_of(loop.step)
     if not isinstance(step, int) or isinstance(step, bool) or step <= 0:
@@ -78,8 +92,7 @@ def plan(loop: ops.ForOp) -> Plan | None:
     body = loop.body
     if any(isinstance(op, _HANDS_OFF) for op in list(loop.walk())[1:]):
         return None
-    loads = [op for op in body.ops if isinstance(op, ops.LoadOp) and isinstance(op.result.type, TileType)
-             and isinstance(op.result.type.scalar, DType) and not op.volatile and _feeds_dots_only(op.result, body)]
+    loads = [op for op in body.ops if isinstance(op, kind) and _candidate(op) and _feeds_dots_only(op.result, body)]
     if not loads:
         return None
     iv, args = body.args[0], body.args[1:]
@@ -111,8 +124,8 @@ class Cloner:
     """Clones the address ops of a plan for one iteration: ``iv`` and the carried slots
     given, everything defined outside the loop shared."""
 
-    def __init__(self, p: Plan) -> None:
-        self.p = p
+    def __init__(self, p: Plan[Any]) -> None:
+        self.p: Plan[Any] = p
         body = p.loop.body
         self.args = list(body.args)  # the body's arguments (iv first), as the slice reads them
         self.yielded = list(body.ops[-1].operands)
@@ -143,7 +156,7 @@ def const(b: Builder, value: int, t=int32) -> Value:
     return b.value(ops.ConstantOp, [], t, value=value)
 
 
-def carry_more(p: Plan, cl: Cloner, b: Builder, extra: list[Value]) -> tuple[ops.ForOp, list[Value]]:
+def carry_more(p: Plan[Any], cl: Cloner, b: Builder, extra: list[Value]) -> tuple[ops.ForOp, list[Value]]:
     """Replace ``p.loop`` by a loop, built at ``b``, that also carries ``extra`` (their
     block arguments returned): the body moves over unchanged, the cloner reads the new
     loop's arguments, the old loop's results are the new one's. The caller adds the extra

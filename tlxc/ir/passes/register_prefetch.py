@@ -52,7 +52,7 @@ from .ring_slots import next_slot
 SLOTS = 2  # the double buffer; one where two do not fit
 
 
-def slots(p: Plan, max_bytes: int) -> int:
+def slots(p: Plan[ops.LoadOp], max_bytes: int) -> int:
     """How many LDS slots the rings of ``p`` get: 2, 1, or 0 (no room: not pipelined).
 
     128x128x64 fp16 (a 128x64 and a 64x128 operand, 16 KB each): 2 slots are 64 KB, which
@@ -70,7 +70,7 @@ def slots(p: Plan, max_bytes: int) -> int:
     return 0
 
 
-def _prefetch(b: Builder, p: Plan, m: dict[int, Value], valid: Value) -> list[Value]:
+def _prefetch(b: Builder, p: Plan[ops.LoadOp], m: dict[int, Value], valid: Value) -> list[Value]:
     """The loads of one iteration (addresses ``m``) into registers, masked by ``valid``."""
     out: list[Value] = []
     for ld in p.loads:
@@ -85,7 +85,7 @@ def _prefetch(b: Builder, p: Plan, m: dict[int, Value], valid: Value) -> list[Va
     return out
 
 
-def rewrite(p: Plan, n: int) -> None:
+def rewrite(p: Plan[ops.LoadOp], n: int) -> None:
     """Pipeline ``p.loop`` in the register form (the module doc's picture) with ``n``
     slots (``slots``)."""
     loop = p.loop

@@ -32,12 +32,17 @@ addresses computed from the induction variable, loop invariants and carried poin
 increments; the address chain is cloned for the iterations issued ahead.
 
 That is the form of targets with asynchronous copies into shared memory
-(``target.pipelined_loads == "async_copy"``). Targets whose loads go through registers
-(``"registers"``, the AMD chips: what Triton's AMD stream pipeliner does for its default
-``num_stages=2``) get ``register_prefetch.rewrite`` instead: the loads of iteration k + 1
-are issued into registers before the dot of iteration k and carried to the next iteration,
-which stores them into its slot of a ring of two LDS buffers and reads the dot's operands
-back from there; any ``S >= 2`` gives that one-iteration-ahead form (see that module).
+(``target.pipelined_loads == "async_copy"``). On those that also have TMA, a loop whose
+dot operands come from tensor descriptors (``desc.load([m, k])``, as in Triton's tutorial
+09) gets ``tma_ring.rewrite`` instead: the same ring, filled by TMA copies that complete on
+one mbarrier per slot (see that module); its pointer loads, if any, stay unpipelined.
+
+Targets whose loads go through registers (``"registers"``, the AMD chips: what Triton's
+AMD stream pipeliner does for its default ``num_stages=2``) get
+``register_prefetch.rewrite`` instead: the loads of iteration k + 1 are issued into
+registers before the dot of iteration k and carried to the next iteration, which stores
+them into its slot of a ring of two LDS buffers and reads the dot's operands back from
+there; any ``S >= 2`` gives that one-iteration-ahead form (see that module).
 
 Expects: the tile IR (before buffer and tile layouts), ``options.num_stages``.
 Guarantees: the loads described above are replaced by ``local_load`` of a ring slot;
@@ -53,13 +58,14 @@ from .. import ops
 from ..builder import Builder
 from ..core import Operation, Value
 from ..types import MemDescType, int1, tile, token
-from . import dce, register_prefetch
+from . import dce, register_prefetch, tma_ring
 from .dot_loop_plan import Cloner, Plan, carry_more, const, elem, innermost_loops, next_op, plan, yield_more
 from .options import PassOptions
 from .ring_slots import next_slot
 
 
-def _issue(b: Builder, p: Plan, m: dict[int, Value], rings: list[Value], slot: Value, valid: Value) -> None:
+def _issue(b: Builder, p: Plan[ops.LoadOp], m: dict[int, Value], rings: list[Value], slot: Value,
+           valid: Value) -> None:
     """The asynchronous copies of one iteration into ``slot``, masked by ``valid``."""
     for ld, ring in zip(p.loads, rings):
         t = ld.result.type
@@ -73,7 +79,7 @@ def _issue(b: Builder, p: Plan, m: dict[int, Value], rings: list[Value], slot: V
     b.create(ops.AsyncCommitGroupOp, [], [token])
 
 
-def rewrite(p: Plan, stages: int) -> None:
+def rewrite(p: Plan[ops.LoadOp], stages: int) -> None:
     """The ``async_copy`` form (the module doc's picture)."""
     loop = p.loop
     cl = Cloner(p)
@@ -114,27 +120,36 @@ def rewrite(p: Plan, stages: int) -> None:
         b.create(ops.AsyncWaitGroupOp, [], [token], {"pendings": 0})
 
 
+def _pipeline(loop: ops.ForOp, stages: int, options: PassOptions) -> bool:
+    """Rewrite ``loop`` in the target's form; whether it did."""
+    target = options.target
+    if target.pipelined_loads == "registers":
+        p = plan(loop, ops.LoadOp)
+        n = register_prefetch.slots(p, target.max_shared_bytes) if p is not None else 0
+        if p is None or n == 0:
+            return False
+        register_prefetch.rewrite(p, n)
+        return True
+    # a loop that reads its operands both ways gets the TMA ring; its pointer loads stay
+    # as they are (the ring's barriers and buffers put the loop out of ``plan``'s reach)
+    d = plan(loop, ops.DescriptorLoadOp) if target.has.tma else None
+    if d is not None:
+        tma_ring.rewrite(d, stages)
+        return True
+    p = plan(loop, ops.LoadOp) if target.has.async_copy else None
+    if p is None:
+        return False
+    rewrite(p, stages)
+    return True
+
+
 def run(module: Operation, options: PassOptions) -> Operation:
-    form = options.target.pipelined_loads
-    if form == "async_copy" and not options.target.has.async_copy:
-        return module
     changed = False
     for func in module.funcs:
         for loop in innermost_loops(func):
             stages = loop.num_stages if loop.num_stages is not None else options.num_stages
-            if stages < 2:
-                continue
-            p = plan(loop)
-            if p is None:
-                continue
-            if form == "registers":
-                n = register_prefetch.slots(p, options.target.max_shared_bytes)
-                if n == 0:
-                    continue
-                register_prefetch.rewrite(p, n)
-            else:
-                rewrite(p, stages)
-            changed = True
+            if stages >= 2:
+                changed |= _pipeline(loop, stages, options)
     if changed:
         dce.run(module, options)
     return module

@@ -8,6 +8,9 @@ one-barrier ``barrier_alloc``, ``barrier_expect`` of the block's bytes, ``tma_lo
 store to shared memory and the TMA read). The barrier is initialized at the point of use,
 so every use starts at phase 0, also inside loops.
 
+Descriptor loads that feed ``tl.dot`` in a pipelined loop never get here: the
+``software-pipeline`` pass before this one turns them into a TMA ring (``tma_ring``).
+
 The interpreter runs the original ops; code generators that have TMA run this pass
 before buffer layouts are assigned.
 
