@@ -4,7 +4,9 @@ The tutorial files are Triton's (``python/tutorials`` of a Triton checkout, whic
 repository does not ship): each is imported twice, once as it is and once with the module
 name swapped to tlxc as a new user would, with the benchmark runs at the bottom of the
 file dropped. The same host wrapper of the tutorial then runs the kernel under each
-compiler; each one autotunes over the tutorial's own configs.
+compiler; each one autotunes over the tutorial's own configs. (For Triton, the newer
+``target.is_cuda_backend()`` spelling is read as ``target.backend == "cuda"``, so that
+tutorials a little newer than the installed Triton still load.)
 
 * 03 matrix multiplication: ``matmul(a, b)``, fp16, 4096³ and 8192³;
 * 06 fused attention, forward: ``attention(q, k, v, causal, sm_scale)``, fp16, head dim
@@ -48,6 +50,8 @@ def load(path: Path, name: str, compiler: str) -> Any:
     text = re.sub(r"^(\w+\.run\(.*\))\s*$", r"pass  # \1", path.read_text(), flags=re.M)
     if compiler == "tlxc":
         text = to_tlxc(text)
+    else:  # tutorials newer than the installed Triton ask the target in a newer way
+        text = text.replace(".is_cuda_backend()", '.backend == "cuda"').replace(".is_hip_backend()", '.backend == "hip"')
     f = Path(tempfile.mkdtemp(prefix="tlxcbench-")) / f"{name}.py"
     f.write_text(text)
     spec = importlib.util.spec_from_file_location(name, f)
