@@ -51,7 +51,8 @@ def load(path: Path, name: str, compiler: str) -> Any:
     if compiler == "tlxc":
         text = to_tlxc(text)
     else:  # tutorials newer than the installed Triton ask the target in a newer way
-        text = text.replace(".is_cuda_backend()", '.backend == "cuda"').replace(".is_hip_backend()", '.backend == "hip"')
+        for kind in ("cuda", "hip"):
+            text = text.replace(f".is_{kind}_backend()", f'.backend == "{kind}"')
     f = Path(tempfile.mkdtemp(prefix="tlxcbench-")) / f"{name}.py"
     f.write_text(text)
     spec = importlib.util.spec_from_file_location(name, f)
