@@ -259,6 +259,32 @@ CHECK-NEXT: store %pc, %[[E2]]
     assert out.count("convert_layout") == 1
 
 
+MASKED = DOT.replace("""    %e = reduce %d {axis = 1, kind = "max"} : tile<64xf32>""", """    %c1 = expand_dims %ra {axis = 0} : tile<1x64xi32>
+    %rr = broadcast %r1 : tile<64x64xi32>
+    %cc = broadcast %c1 : tile<64x64xi32>
+    %m = cmp %rr, %cc {predicate = "ge"} : tile<64x64xi1>
+    %zero = constant {value = 0.0} : tile<64x64xf32>
+    %big = constant {value = -1000000.0} : tile<64x64xf32>
+    %w = select %m, %zero, %big : tile<64x64xf32>
+    %q = add %d, %w : tile<64x64xf32>
+    %e = reduce %q {axis = 1, kind = "max"} : tile<64xf32>""")
+
+
+@pytest.mark.parametrize("arch", DOT_ACCUMULATOR)
+def test_a_causal_mask_select_is_rebuilt_in_the_accumulator_layout(arch: str) -> None:
+    """``qk + tl.where(rows >= cols, 0, -1e6)`` (attention's causal mask): the select
+    between two constants is as cheap to rebuild as its mask, so it is made in the
+    accumulator's layout instead of being converted to it (a 64x64 fp32 conversion
+    through shared memory per iteration, and its scratch)."""
+    C = DOT_ACCUMULATOR[arch]
+    out = assign(MASKED, DOT_ARGS, arch)
+    filecheck(out, """
+CHECK: = select %{{[0-9a-z]+}}, %{{[0-9a-z]+}}, %{{[0-9a-z]+}} : tile<64x64xf32, [[ACC]]>
+CHECK: %q = add %d, %{{[0-9a-z]+}} : tile<64x64xf32, [[ACC]]>
+""", ACC=C)
+    assert out.count("convert_layout") == 1  # the row maximum before its store, as without the mask
+
+
 def test_fp32_dot_without_tf32_stays_in_the_canonical_layout() -> None:
     """An fp32 dot (``input_precision="ieee"``, the default) has no mma.sync form: it runs
     as the FMA loop, in the canonical blocked layout of its shape (the target's hook

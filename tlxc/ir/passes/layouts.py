@@ -58,6 +58,13 @@ USER_LAYOUT = "TLXC-TLX-007"  # a user layout (tlx.zeros / require_layout / extr
 REMAT_LIMIT = 24  # ops rebuilt for one operand at most
 
 
+def _constant_choice(op: Operation) -> bool:
+    """A ``select`` between constants or splats (``tl.where(mask, 0, -1e6)``): a float tile
+    as cheap to rebuild as its mask, which is index arithmetic."""
+    return isinstance(op, ops.SelectOp) and all(
+        isinstance(u.owner, (ops.ConstantOp, ops.SplatOp)) for u in op.operands[1:])
+
+
 def warp_rows_layout(shape: tuple[int, ...], warp_size: int, num_warps: int) -> LinearLayout:
     """The layout in which a warp-level op (``ir/ops/warp.py``) sees its tile: lane ``i %
     warp_size`` holds row ``i`` (dim 0) whole in its registers, warps take the next row
@@ -250,7 +257,8 @@ class _Assigner:
     def rematerialize(self, v: Value, layout: LinearLayout) -> Value | None:
         """``v`` computed again in ``layout`` from the same scalars, when it is a constant
         or a splat, or cheap index arithmetic: ``arange`` and integer / pointer / boolean
-        elementwise ops and ``expand_dims`` of them, at most ``REMAT_LIMIT`` ops (Triton's
+        elementwise ops and ``expand_dims`` of them, and a float ``select`` between
+        constants (a mask's ``tl.where(mask, 0, -1e6)``), at most ``REMAT_LIMIT`` ops (Triton's
         backward rematerialization does the same), also through the ``broadcast`` of an
         integer or boolean row (masks). Not through the broadcast of pointers: the
         full-size pointer tiles it would rebuild cost more registers than a conversion
@@ -287,7 +295,7 @@ class _Assigner:
         if isinstance(src, (ops.ConstantOp, ops.SplatOp)):  # of any element type
             return self._planned(key, src, wants, plan)
         element = _tile(v).element
-        if not isinstance(element, PointerType) and element.kind == Kind.FLOAT:
+        if not isinstance(element, PointerType) and element.kind == Kind.FLOAT and not _constant_choice(src):
             return False
         if isinstance(src, (ops.ArangeOp, ops.RematerializedRangeOp)):
             pass
