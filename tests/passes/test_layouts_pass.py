@@ -259,7 +259,8 @@ CHECK-NEXT: store %pc, %[[E2]]
     assert out.count("convert_layout") == 1
 
 
-MASKED = DOT.replace("""    %e = reduce %d {axis = 1, kind = "max"} : tile<64xf32>""", """    %c1 = expand_dims %ra {axis = 0} : tile<1x64xi32>
+ROW_MAX = """    %e = reduce %d {axis = 1, kind = "max"} : tile<64xf32>"""
+MASKED = DOT.replace(ROW_MAX, """    %c1 = expand_dims %ra {axis = 0} : tile<1x64xi32>
     %rr = broadcast %r1 : tile<64x64xi32>
     %cc = broadcast %c1 : tile<64x64xi32>
     %m = cmp %rr, %cc {predicate = "ge"} : tile<64x64xi1>
