@@ -13,17 +13,6 @@ from ..ir.core import Operation
 WINDOW_ALIGN = 128  # a scratch window over dead buffers starts on a bank line
 
 
-def in_loop(op: Operation) -> bool:
-    """Whether ``op`` runs inside a ``for`` or ``while`` (a later iteration would use the
-    buffers again)."""
-    parent = op.parent.parent_op if op.parent is not None else None
-    while parent is not None:
-        if isinstance(parent, (ops.ForOp, ops.WhileOp)):
-            return True
-        parent = parent.parent.parent_op if parent.parent is not None else None
-    return False
-
-
 class DeadWindows:
     """The buffers' program order and live ranges of one kernel (``smem_alloc.live_ranges``),
     computed on the first question."""
@@ -38,7 +27,7 @@ class DeadWindows:
         no loop. (0, 0): none. Only an op whose scratch use starts with a barrier of every
         thread that touched them may put its scratch there."""
         plan = self.plan
-        if plan is None or not plan.allocations or in_loop(op):
+        if plan is None or not plan.allocations or ops.in_loop(op):
             return 0, 0
         if self._live is None:
             from ..ir.analysis.buffers import ProgramOrder

@@ -252,3 +252,13 @@ class IfOp(Operation):
             term = _terminator(self, i, "yield")
             if _types(term.operands) != want:
                 fail(self, f"region {i} yields {_types(term.operands)}, results are {want}")
+
+
+def in_loop(op: Operation) -> bool:
+    """Whether ``op`` runs inside a ``for`` or ``while`` (a later iteration runs it again)."""
+    parent = op.parent.parent_op if op.parent is not None else None
+    while parent is not None:
+        if isinstance(parent, (ForOp, WhileOp)):
+            return True
+        parent = parent.parent.parent_op if parent.parent is not None else None
+    return False

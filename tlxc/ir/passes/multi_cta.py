@@ -59,8 +59,8 @@ from ..ops import (
     SelectOp,
     SplatOp,
     SubOp,
-    WhileOp,
     YieldOp,
+    in_loop,
 )
 from ..types import DType, MemDescType, TileType, int1, int32
 from .options import PassOptions
@@ -165,18 +165,6 @@ def _check_nesting(loop: ForOp) -> None:
             raise _refuse(loop, "a multi_cta loop inside tlx.async_tasks: the cluster-wide combine needs every "
                                 "thread of every CTA", "move the loop out of the async_tasks region")
         block = owner.parent
-
-
-def _in_loop(op: Operation) -> bool:
-    block = op.parent
-    while block is not None:
-        owner = block.parent_op
-        if owner is None:
-            return False
-        if isinstance(owner, (ForOp, WhileOp)):
-            return True
-        block = owner.parent
-    return False
 
 
 def _builder_before(op: Operation) -> Builder:
@@ -290,7 +278,7 @@ def _combine(at: Operation, partial: Value, n: int, func: FuncOp, repeated: bool
 def _combine_uses(at: Operation, partial: Value, n: int, func: FuncOp) -> None:
     """Every use of ``partial`` reads its sum over the cluster instead."""
     users = list(dict.fromkeys(partial.uses))
-    total = _combine(at, partial, n, func, _in_loop(at))
+    total = _combine(at, partial, n, func, in_loop(at))
     for user in users:
         for i, v in enumerate(user.operands):
             if v is partial:
