@@ -281,24 +281,22 @@ def _rewrite(op: DotOp, body: Block, options: PassOptions, num_warps: int) -> No
             src.erase()
     if deferred is not None:  # the next iteration waits before it touches what the wgmma does
         slot, point = deferred
-        arg = dot.parent.args[1 + slot]  # type: ignore[union-attr]
-        with Builder(None, op.loc).before(point) as here:
-            early = here.create(AsyncDotWaitOp, [arg], [arg.type], {"pendings": 0})
-        for user in list(arg.uses):
-            for i, v in enumerate(user.operands):
-                if v is arg and user is not early:
-                    user.set_operand(i, early.results[0])
+        _wait_before(dot.parent.args[1 + slot], point, op)  # type: ignore[union-attr]
     if slot is not None:  # the last wgmma of the loop completes before its result is read
         loop = dot.parent.parent_op  # type: ignore[union-attr]
         assert isinstance(loop, ForOp) and loop.parent is not None
-        out = loop.results[slot]
-        after = loop.parent.ops[loop.parent.ops.index(loop) + 1]
-        with Builder(None, op.loc).before(after) as b_:
-            final = b_.create(AsyncDotWaitOp, [out], [out.type], {"pendings": 0})
-        for user in list(out.uses):
-            for i, v in enumerate(user.operands):
-                if v is out and user is not final:
-                    user.set_operand(i, final.results[0])
+        _wait_before(loop.results[slot], loop.parent.ops[loop.parent.ops.index(loop) + 1], op)
+
+
+def _wait_before(v: Value, point: Operation, dot: Operation) -> None:
+    """An ``async_dot_wait {pendings = 0}`` of ``v`` right before ``point``, read by every
+    other user of ``v`` instead; at the line of ``dot``, whose wgmma it retires."""
+    with Builder(None, dot.loc).before(point) as b:
+        wait = b.create(AsyncDotWaitOp, [v], [v.type], {"pendings": 0})
+    for user in list(v.uses):
+        for i, x in enumerate(user.operands):
+            if x is v and user is not wait:
+                user.set_operand(i, wait.results[0])
 
 
 def run(module: Operation, options: PassOptions) -> Operation:
