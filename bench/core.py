@@ -42,6 +42,12 @@ def load_source(path: Path, name: str, to_triton: bool) -> Any:
     if to_triton:
         text = text.replace("import tlxc.language as tl", "import triton.language as tl")
         text = text.replace("import tlxc\n", "import triton as tlxc\n")
+    return import_text(text, name)
+
+
+def import_text(text: str, name: str) -> Any:
+    """Import ``text`` as the module ``name`` (from a file of its own, so that the
+    compilers can read the kernels' source)."""
     d = Path(tempfile.mkdtemp(prefix="tlxcbench-"))
     f = d / f"{name}.py"
     f.write_text(text)

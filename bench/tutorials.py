@@ -24,15 +24,14 @@ before it is timed; a failure is reported in its row and the others go on.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from core import import_text  # noqa: E402
 from dot import alternate  # noqa: E402
 
 FILES = {"03": "03-matrix-multiplication.py", "06": "06-fused-attention.py", "09": "09-persistent-matmul.py"}
@@ -55,13 +54,7 @@ def load(path: Path, name: str, compiler: str) -> Any:
     else:  # tutorials newer than the installed Triton ask the target in a newer way
         for kind in ("cuda", "hip"):
             text = text.replace(f".is_{kind}_backend()", f'.backend == "{kind}"')
-    f = Path(tempfile.mkdtemp(prefix="tlxcbench-")) / f"{name}.py"
-    f.write_text(text)
-    spec = importlib.util.spec_from_file_location(name, f)
-    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
+    return import_text(text, name)
 
 
 def compare(row: dict[str, Any], flops: float, ref: Any, fns: dict[str, Callable[[], Any]], rounds: int,
