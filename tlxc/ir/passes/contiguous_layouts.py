@@ -63,10 +63,12 @@ def _index_tile(v: Value) -> bool:
     return isinstance(e, PointerType) or (isinstance(e, DType) and e.kind != Kind.FLOAT)
 
 
-def _producers(v: Value) -> list[Value]:
+def _producers(v: Value) -> list[Value] | None:
     """The values that must share ``v``'s layout for ``v`` to be made in it without a
     conversion: the tile operands of the elementwise op that makes it, or what flows
-    into a loop-carried value (the loop's init and its yield)."""
+    into a loop-carried value (the loop's init and its yield). None for a value carried
+    by a ``while`` loop or merged by an ``if``: not followed, and a pointer tile made from
+    it would convert every iteration, so its access keeps the canonical layout."""
     if isinstance(v, OpResult):
         src = v.op
         if isinstance(src, (ops.AddPtrOp, ops.AddOp, ops.SubOp, ops.MulOp, ops.AndOp, ops.OrOp, ops.XorOp,
@@ -75,11 +77,14 @@ def _producers(v: Value) -> list[Value]:
             return [u for u in src.operands if isinstance(u.type, TileType)]
         if isinstance(src, ops.ForOp):
             return [src.inits[v.index], src.body.ops[-1].operands[v.index]]
+        if isinstance(src, (ops.WhileOp, ops.IfOp)):
+            return None
         return []
     if isinstance(v, BlockArgument):
         loop = v.block.parent_op
         if isinstance(loop, ops.ForOp) and v.block is loop.body and v.index >= 1:
             return [loop.inits[v.index - 1], loop.body.ops[-1].operands[v.index - 1]]
+        return None
     return []
 
 
@@ -102,14 +107,30 @@ def pointer_preferences(func: Operation, axis: AxisInfoMap, max_vector_bytes: in
         found = axis.vector_dim(op.ptr, nbytes, max_vector_bytes, op.mask)
         if found is None:
             continue
+        chain = _chain(op.ptr)
+        if chain is None:
+            continue
         layout = layout_for(op.ptr.type.shape, *found)
-        stack = [op.ptr]
-        while stack:
-            v = stack.pop()
-            if v in prefer:
-                if prefer[v] is not None and prefer[v] != layout:
-                    prefer[v] = None
-                continue
-            prefer[v] = layout
-            stack += [u for u in _producers(v) if _index_tile(u) and u.type.shape == v.type.shape]
+        for v in chain:
+            if v not in prefer:
+                prefer[v] = layout
+            elif prefer[v] is not None and prefer[v] != layout:
+                prefer[v] = None
     return {v: lay for v, lay in prefer.items() if lay is not None}
+
+
+def _chain(ptr: Value) -> list[Value] | None:
+    """``ptr`` and the index tiles of its shape it is computed from (see ``_producers``);
+    None when one of them is carried by a loop or branch that is not followed."""
+    seen: dict[Value, None] = {}
+    stack = [ptr]
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen[v] = None
+        more = _producers(v)
+        if more is None:
+            return None
+        stack += [u for u in more if _index_tile(u) and u.type.shape == v.type.shape]
+    return list(seen)
