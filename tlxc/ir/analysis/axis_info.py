@@ -59,7 +59,7 @@ from typing import Callable, Sequence
 from .. import ops
 from ..core import Block, Operation, Value
 from ..passes import evaluate as ev
-from ..types import DType, Kind, PointerType, Type
+from ..types import DType, Kind, PointerType, TileType, Type
 
 __all__ = ["MAX_DIVISIBILITY", "AxisInfo", "AxisInfoMap", "analyze", "meet", "pow2_divisor"]
 
@@ -579,7 +579,9 @@ def analyze(func: Operation) -> AxisInfoMap:
     assert isinstance(func, ops.FuncOp)
     divs = tuple(func.arg_divisibility) or (1,) * len(func.body.args)
     for arg, div in zip(func.body.args, divs):
-        if isinstance(arg.type, PointerType):  # assumption (2): natural alignment at least
+        if isinstance(arg.type, TileType):  # only hand-written IR passes tiles: nothing known
+            a.set(arg, AxisInfo.unknown(len(arg.type.shape)))
+        elif isinstance(arg.type, PointerType):  # assumption (2): natural alignment at least
             a.set(arg, _scalar(max(pow2_divisor(max(int(div), 1)), _unit(arg.type))))
         else:
             a.set(arg, _scalar(pow2_divisor(max(int(div), 1))))
