@@ -18,7 +18,10 @@ the loads and stores of that shape; creation ops (``arange``, ``splat``, constan
 was reduced from (``x - tl.max(x, 1)[:, None]``), which takes the reduced tile's
 layout. Where an op needs an operand in another layout, index arithmetic (integer,
 pointer and boolean tiles built from scalars by cheap ops) is computed again in that
-layout rather than converted (``rematerialize``); other values are converted.
+layout rather than converted (``rematerialize``); other values are converted. A load,
+store or ``async_load`` whose pointers are contiguous along another dim only (a ``[K, N]``
+tile of a K-contiguous matrix) gets a blocked layout vectorized along that dim instead,
+and so does the index arithmetic it is made from (``contiguous_layouts``).
 
 *Anchors*: in a scope (the kernel, or one partition) whose dots give a tile shape its
 layout (the MMA accumulator), non-pointer tiles of that shape that creation ops and
