@@ -12,10 +12,24 @@ from ..ir.layout.linear import LinearLayout
 
 def vector_width(axis: Any, op: Operation, elem_bytes: int, max_vector_bytes: int) -> int:
     """How many consecutive registers one load/store instruction of ``op`` may move: the
-    run of consecutive registers along the last dim in the pointers' layout, what the axis
-    analysis ``axis`` proves (contiguity, alignment, the mask's constancy), and the
-    target's widest access; 8-bit elements at most 4 (one 32-bit word)."""
+    run of consecutive registers along the dim the pointers' layout vectorizes (the one
+    its first register bit steps: the last dim of a canonical layout, dim 0 of the
+    layout a K-contiguous ``[K, N]`` tile gets), what the axis analysis ``axis`` proves
+    along that dim (contiguity, alignment, the mask's constancy), and the target's
+    widest access; 8-bit elements at most 4 (one 32-bit word)."""
     return pointer_vector_width(axis, op.ptr, elem_bytes, max_vector_bytes, op.mask)
+
+
+def vector_dim(layout: LinearLayout) -> int:
+    """The dim a distributed layout's registers run along: the one its first register
+    bit steps by one element, else the last."""
+    bases = layout.in_bases("register") if layout.has_in_dim("register") else []
+    if bases:
+        first = bases[0]
+        hit = [j for j, c in enumerate(first) if c]
+        if len(hit) == 1 and first[hit[0]] == 1:
+            return int(layout.out_dims[hit[0]][3:])
+    return layout.num_out_dims - 1
 
 
 def pointer_vector_width(axis: Any, ptr: Any, elem_bytes: int, max_vector_bytes: int, mask: Any = None) -> int:
@@ -23,9 +37,9 @@ def pointer_vector_width(axis: Any, ptr: Any, elem_bytes: int, max_vector_bytes:
     layout = ptr.type.layout if ptr.type.shape else None
     if layout is None or axis is None or elem_bytes > 8:
         return 1
-    last = f"dim{len(ptr.type.shape) - 1}"
-    in_regs = layout.num_consecutive("register", last)
-    proven = axis.vector_elements(ptr, len(ptr.type.shape) - 1, elem_bytes, max_vector_bytes, mask)
+    dim = vector_dim(layout)
+    in_regs = layout.num_consecutive("register", f"dim{dim}")
+    proven = axis.vector_elements(ptr, dim, elem_bytes, max_vector_bytes, mask)
     v = min(in_regs, proven, max(1, max_vector_bytes // elem_bytes))
     if elem_bytes == 1:
         v = min(v, 4)

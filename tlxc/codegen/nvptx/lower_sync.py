@@ -34,6 +34,7 @@ from ...ir.core import Operation, Value
 from ...ir.layout.linear import LinearLayout
 from ...ir.passes.rewrite import constant_of
 from ...ir.types import BarrierType, MemDescType
+from .. import access
 from . import instructions as insn
 from .emitter import Emitter, lowers
 from .lower_buffers import (
@@ -206,23 +207,24 @@ def _zero_other(v: Value | None) -> bool:
 
 def _copy_width(e: Emitter, op: Operation, access_vec: int, layout: LinearLayout, vector_bits: tuple[int, ...],
                 nbytes: int) -> int:
-    """Elements per copy: what the global side proves (``vector_width``), what the
-    buffer keeps contiguous, and only register bits that step the last dim in order
-    (the vector's first element then has the lowest address)."""
+    """Elements per copy: what the global side proves (``vector_width``, along the dim the
+    pointers' layout vectorizes), what the buffer keeps contiguous, and only register bits
+    that step that dim in order (the vector's first element then has the lowest address):
+    the last dim of a canonical layout, dim 0 of a K-contiguous ``[K, N]`` tile's."""
     v = min(access_vec, vector_width(e, op, nbytes))
-    last = layout.out_dims.index(f"dim{layout.num_out_dims - 1}")
+    along = layout.out_dims.index(f"dim{access.vector_dim(layout)}")
     bases = layout.in_bases("register")
     k = 0
     while (1 << (k + 1)) <= v:
         b = bases[vector_bits[k]]
-        if b[last] != 1 << k or any(c for j, c in enumerate(b) if j != last):
+        if b[along] != 1 << k or any(c for j, c in enumerate(b) if j != along):
             break
         k += 1
     v = 1 << k
     others = [b for i, b in enumerate(bases) if i not in vector_bits[:k]]
     for d in ("lane", "warp"):
         others += list(layout.in_bases(d))
-    while v > 1 and any(b[last] & (v - 1) for b in others):
+    while v > 1 and any(b[along] & (v - 1) for b in others):
         v //= 2
     return v
 

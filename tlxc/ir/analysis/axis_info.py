@@ -59,7 +59,7 @@ from typing import Callable, Sequence
 from .. import ops
 from ..core import Block, Operation, Value
 from ..passes import evaluate as ev
-from ..types import DType, Kind, PointerType, Type
+from ..types import DType, Kind, PointerType, TileType, Type
 
 __all__ = ["MAX_DIVISIBILITY", "AxisInfo", "AxisInfoMap", "analyze", "meet", "pow2_divisor"]
 
@@ -553,6 +553,23 @@ class AxisInfoMap:
             n = min(n, self.info(mask_value).constancy[dim])
         return n
 
+    def vector_dim(self, ptr_value: Value, elem_bytes: int, max_bytes: int = 16,
+                   mask_value: Value | None = None) -> tuple[int, int] | None:
+        """``(dim, elements)`` when an access through the pointer tile ``ptr_value`` can be
+        vectorized along a dim other than the last but not along the last one -- a
+        ``[K, N]`` tile of a K-contiguous matrix (``b.T`` of a row-major ``[N, K]``
+        ``b``): contiguity ``[8, 1]`` gives ``(0, 8)``. The dim with the widest vector
+        wins (the lowest on a tie). None when the last dim vectorizes or none does."""
+        rank = len(ptr_value.type.shape)
+        if rank < 2 or self.vector_elements(ptr_value, rank - 1, elem_bytes, max_bytes, mask_value) > 1:
+            return None
+        best: tuple[int, int] | None = None
+        for d in range(rank - 1):
+            v = self.vector_elements(ptr_value, d, elem_bytes, max_bytes, mask_value)
+            if v > 1 and (best is None or v > best[1]):
+                best = (d, v)
+        return best
+
 
 def analyze(func: Operation) -> AxisInfoMap:
     """Axis info of every integer and pointer value of ``func`` (a verified ``func`` op)."""
@@ -562,7 +579,9 @@ def analyze(func: Operation) -> AxisInfoMap:
     assert isinstance(func, ops.FuncOp)
     divs = tuple(func.arg_divisibility) or (1,) * len(func.body.args)
     for arg, div in zip(func.body.args, divs):
-        if isinstance(arg.type, PointerType):  # assumption (2): natural alignment at least
+        if isinstance(arg.type, TileType):  # only hand-written IR passes tiles: nothing known
+            a.set(arg, AxisInfo.unknown(len(arg.type.shape)))
+        elif isinstance(arg.type, PointerType):  # assumption (2): natural alignment at least
             a.set(arg, _scalar(max(pow2_divisor(max(int(div), 1)), _unit(arg.type))))
         else:
             a.set(arg, _scalar(pow2_divisor(max(int(div), 1))))

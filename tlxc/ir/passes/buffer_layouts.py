@@ -11,7 +11,21 @@ buffers -- carries a layout, and the layouts of views agree with their allocatio
   accesses free of bank conflicts), by default the NVMMA swizzled layout that TMA and
   wgmma use, with the swizzle span (128, 64 or 32 bytes, 0 = plain) chosen from the
   bytes of the contiguous (last) dim as Triton does (``choose_nvmma_swizzle``); rank 1 is
-  plain. An allocation that one of its views reinterprets with another element width or
+  plain. The contiguous dim is the one before the last instead (the *transposed* NVMMA
+  layout: K-major for a ``[K, N]`` B, MN-major for an ``[M, K]`` A) when the buffer is
+  filled by ``async_load`` from pointers that the axis analysis proves contiguous along
+  that dim and not along the last (``AxisInfoMap.vector_dim``: the ``[K, N]`` tile of a
+  K-contiguous matrix, tutorial 09's ``b.T``) and is otherwise only read by
+  ``local_load`` and 16-bit ``async_dot`` operands (wgmma reads 16-bit operands either
+  way; other element types only K-major): then each thread's ``cp.async`` copies 16
+  contiguous bytes into 16 contiguous bytes of the buffer, as Triton's shared encoding
+  follows the order of the copy that fills it. The choice is made here, from the writer,
+  rather than by ``software-pipeline`` allocating an ``[N, K]`` ring read through
+  ``local_trans`` views: the tile IR stays as it was (the interpreter, ``dot-to-wgmma``
+  and every reader see the same ops), user ``tlx.async_load`` buffers benefit alike, and
+  the readers already follow the buffer's layout (``wgmma_smem_operand`` finds the
+  descriptor of either major order; ``local_load`` reads along the contiguous dim).
+  An allocation that one of its views reinterprets with another element width or
   shape is plain row-major instead, so that the reinterpretation is exact, and so is one
   that ``async_load`` writes when ``options.target.plain_async_copy_buffers`` says the target's
   copies need it (AMD's direct-to-LDS copies);
@@ -37,13 +51,14 @@ from typing import Any, NoReturn
 
 from ...errors import CompilationError
 from .. import ops
+from ..analysis.axis_info import analyze
 from ..analysis.buffers import alias_roots
 from ..core import Block, Operation, Value
 from ..layout import gf2
 from ..layout.common import BLOCK, OFFSET, dim_names, with_standard_ins
 from ..layout.linear import LayoutError, LinearLayout, is_pow2, log2
 from ..layout.nvidia import choose_nvmma_swizzle, nvmma_shared
-from ..types import MemDescType, narrow
+from ..types import MemDescType, PointerType, narrow
 from .options import DEFAULT_OPTIONS, PassOptions
 from .rewrite import constant_of
 
@@ -192,6 +207,48 @@ def _reinterprets_bytes(op: ops.LocalReinterpretOp) -> bool:
     return (src.element.bits, src.buf_shape) != (dst.element.bits, dst.buf_shape)
 
 
+def _filled_along_rows(func: Operation, roots: dict[int, frozenset[Operation]],
+                       max_vector_bytes: int) -> set[Operation]:
+    """The allocations that take the transposed NVMMA layout (see the module doc): rank
+    >= 2, every ``async_load`` into them contiguous along dim ``rank - 2`` only, and no
+    use but views of one buffer, those copies, ``local_load`` and 16-bit ``async_dot``
+    operands."""
+    axis = None
+    votes: dict[Operation, bool] = {}
+    for op in func.walk():
+        if not isinstance(op, ops.AsyncLoadOp) or not _is_smem(op.buf) or not op.ptr.type.shape:
+            continue
+        if axis is None:
+            axis = analyze(func)
+        pointer = op.ptr.type.scalar
+        assert isinstance(pointer, PointerType)  # the op's verify() checked it
+        rank = len(op.ptr.type.shape)
+        nbytes = 8 if isinstance(pointer.pointee, PointerType) else max(1, pointer.pointee.bits // 8)
+        found = axis.vector_dim(op.ptr, nbytes, max_vector_bytes, op.mask)
+        along = found is not None and found[0] == rank - 2
+        for alloc in roots.get(id(op.buf), frozenset()):
+            votes[alloc] = votes.get(alloc, True) and along
+    return {a for a, yes in votes.items()
+            if yes and isinstance(a, ops.LocalAllocOp) and _only_copied_and_read(a.result)}
+
+
+def _only_copied_and_read(buf: Value) -> bool:
+    for user in buf.uses:
+        if isinstance(user, ops.LocalViewOp) and user.buf is buf:
+            if not _only_copied_and_read(user.result):
+                return False
+        elif isinstance(user, ops.AsyncLoadOp) and user.buf is buf:
+            continue
+        elif isinstance(user, ops.LocalLoadOp) and user.buf is buf:
+            continue
+        elif isinstance(user, ops.AsyncDotOp) and user.acc is not buf and \
+                narrow(buf.type, MemDescType).element.bits == 16:
+            continue
+        else:
+            return False
+    return True
+
+
 class _Assigner:
     def __init__(self, func: Operation, swizzle: bool, options: PassOptions | None = None) -> None:
         self.swizzle = swizzle
@@ -209,6 +266,8 @@ class _Assigner:
                 self.plain |= roots.get(id(op.buf), set())
             if plain_copies and isinstance(op, ops.AsyncLoadOp) and _is_smem(op.buf):
                 self.plain |= roots.get(id(op.buf), set())
+        self.transposed = _filled_along_rows(func, roots, self.info.layout_target.max_vector_bytes) \
+            if swizzle else set()
 
     def set(self, v: Value, layout: LinearLayout) -> None:
         v.type = narrow(v.type, MemDescType).with_layout(layout)
@@ -245,6 +304,9 @@ class _Assigner:
                 if self.swizzle and len(t.buf_shape) >= 2 else None
             if chosen is not None:
                 return chosen
+            if self.swizzle and op in self.transposed and id(op) not in self.slices:
+                shape, bits = t.buf_shape, t.element.bits
+                return nvmma_shared(shape, bits, choose_nvmma_swizzle(shape, bits, transposed=True), transposed=True)
             if self.swizzle and len(t.buf_shape) >= 2:
                 return self.sliceable_nvmma(t, self.slices.get(id(op), []))
             return default_layout(t.buf_shape, t.element.bits, self.swizzle)

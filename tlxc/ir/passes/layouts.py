@@ -18,7 +18,10 @@ the loads and stores of that shape; creation ops (``arange``, ``splat``, constan
 was reduced from (``x - tl.max(x, 1)[:, None]``), which takes the reduced tile's
 layout. Where an op needs an operand in another layout, index arithmetic (integer,
 pointer and boolean tiles built from scalars by cheap ops) is computed again in that
-layout rather than converted (``rematerialize``); other values are converted.
+layout rather than converted (``rematerialize``); other values are converted. A load,
+store or ``async_load`` whose pointers are contiguous along another dim only (a ``[K, N]``
+tile of a K-contiguous matrix) gets a blocked layout vectorized along that dim instead,
+and so does the index arithmetic it is made from (``contiguous_layouts``).
 
 *Anchors*: in a scope (the kernel, or one partition) whose dots give a tile shape its
 layout (the MMA accumulator), non-pointer tiles of that shape that creation ops and
@@ -44,6 +47,7 @@ from ..layout.amd import AmdMfma, AmdWmma
 from ..layout.common import LANE, REGISTER, WARP, blocked, slice_layout
 from ..layout.linear import LayoutError, LinearLayout
 from ..types import DType, Kind, MemDescType, PointerType, TileType, narrow
+from .contiguous_layouts import blocked_in_order, dim_first, pointer_preferences
 from .options import PassOptions
 
 _ELEMENTWISE = (
@@ -135,39 +139,33 @@ class _Assigner:
                 v = axis.vector_elements(ptr, len(shape) - 1, _bytes(pointer.pointee),
                                          self.target.max_vector_bytes, op.mask)
                 self.vec[shape] = max(self.vec.get(shape, 1), v)
+        # pointer tiles contiguous along another dim than the last, and the index arithmetic
+        # they are made from, in a layout vectorized along that dim
+        self.prefer = pointer_preferences(func, axis, self.target.max_vector_bytes, self.along)
 
     # -- layouts -------------------------------------------------------------------------------
     def canonical(self, shape: tuple[int, ...], min_last: int = 1) -> LinearLayout:
         key = (shape, min_last)
         if key not in self.canon:
-            rank = len(shape)
             # as Triton's coalescing: no wider per-thread vectors than it takes to give every
             # thread an element (a small tile is spread over all threads, not packed into a few)
-            numel = 1
-            for n in shape:
-                numel *= n
-            spread = max(1, numel // (self.target.warp_size * self.num_warps))
-            vec = min(shape[-1], max(min(self.vec.get(shape, 1), spread), min_last))
-            spt = [1] * rank
-            spt[-1] = vec
-            lanes = self.target.warp_size
-            tpw = [1] * rank
-            for d in range(rank - 1, -1, -1):
-                room = max(1, shape[d] // spt[d])
-                take = min(lanes, room) if d > 0 else lanes
-                tpw[d] = take
-                lanes //= take
-            warps = self.num_warps
-            wpc = [1] * rank
-            for d in range(rank):
-                room = max(1, shape[d] // (spt[d] * tpw[d]))
-                take = min(warps, room) if d < rank - 1 else warps
-                wpc[d] = take
-                warps //= take
-            if warps > 1:
-                wpc[0] *= warps
-            self.canon[key] = blocked(shape, spt, tpw, wpc, list(range(rank - 1, -1, -1)))
+            vec = min(shape[-1], max(min(self.vec.get(shape, 1), self.spread(shape)), min_last))
+            self.canon[key] = blocked_in_order(shape, vec, list(range(len(shape) - 1, -1, -1)),
+                                               self.target.warp_size, self.num_warps)
         return self.canon[key]
+
+    def spread(self, shape: tuple[int, ...]) -> int:
+        """Elements per thread when the tile is spread over every thread of the scope."""
+        numel = 1
+        for n in shape:
+            numel *= n
+        return max(1, numel // (self.target.warp_size * self.num_warps))
+
+    def along(self, shape: tuple[int, ...], dim: int, vec: int) -> LinearLayout:
+        """The blocked layout of a pointer tile contiguous along ``dim`` (not the last):
+        ``vec`` elements of ``dim`` per thread, ``dim`` fastest (``contiguous_layouts``)."""
+        vec = min(shape[dim], max(1, min(vec, self.spread(shape))))
+        return blocked_in_order(shape, vec, dim_first(len(shape), dim), self.target.warp_size, self.num_warps)
 
     def buffer_read(self, buf: MemDescType, shape: tuple[int, ...]) -> LinearLayout:
         """The layout a ``local_load`` reads a buffer into when nothing else decides: the
@@ -183,18 +181,7 @@ class _Assigner:
             return self.canonical(shape)
         run = layout.num_consecutive("offset", f"dim{dim}")
         vec = max(1, min(run, shape[dim], self.target.max_vector_bytes * 8 // max(8, buf.element.bits)))
-        order = [dim] + [d for d in range(len(shape) - 1, -1, -1) if d != dim]
-        spt = [1] * len(shape)
-        spt[dim] = vec
-        lanes, tpw = self.target.warp_size, [1] * len(shape)
-        for d in order:
-            take = min(lanes, max(1, shape[d] // spt[d])) if d != order[-1] else lanes
-            tpw[d], lanes = take, lanes // take
-        warps, wpc = self.num_warps, [1] * len(shape)
-        for d in reversed(order):
-            take = min(warps, max(1, shape[d] // (spt[d] * tpw[d]))) if d != order[0] else warps
-            wpc[d], warps = take, warps // take
-        return blocked(shape, spt, tpw, wpc, order)
+        return blocked_in_order(shape, vec, dim_first(len(shape), dim), self.target.warp_size, self.num_warps)
 
     def find_anchors(self, block: Block) -> dict[tuple[int, ...], LinearLayout | None]:
         """The shapes the dots of ``block`` (not of nested partitions) fix a layout for --
@@ -413,9 +400,9 @@ class _Assigner:
             lead = next((i for i in tiles if made(i) and data(i)), None)
             if lead is None:
                 lead = next((i for i in tiles if made(i)), tiles[0])
-            layout = _layout(op.operands[lead])
+            layout = self.prefer.get(op.result) or _layout(op.operands[lead])
             for i in tiles:
-                if i != lead:
+                if _layout(op.operands[i]) != layout:
                     self.require(op, i, layout)
             self.set_layout(op.result, layout)
         elif isinstance(op, ops.InlineAsmOp):  # elementwise, with any number of results
@@ -430,7 +417,7 @@ class _Assigner:
             self.require(op, 2, _layout(op.result))  # a, b, acc
         elif isinstance(op, (ops.ConstantOp, ops.SplatOp)):
             for r in results:
-                self.set_layout(r, self.anchored(r) or self.canonical(r.type.shape))
+                self.set_layout(r, self.prefer.get(r) or self.anchored(r) or self.canonical(r.type.shape))
         elif isinstance(op, ops.ArangeOp):
             for r in results:
                 self.set_layout(r, self.canonical(r.type.shape))
@@ -463,7 +450,7 @@ class _Assigner:
                 self.set_layout(r, out)
         elif isinstance(op, ops.BroadcastOp):
             res = self.reduced_from(op.x, op.result.type.shape) or self.anchored(op.result) or \
-                self.canonical(op.result.type.shape)
+                self.prefer.get(op.result) or self.canonical(op.result.type.shape)
             self.set_layout(op.result, res)
             self.require(op, 0, self.broadcast_source(op, res))
         elif isinstance(op, ops.AsyncDotOp):
