@@ -420,6 +420,8 @@ ALL_DTYPES: tuple[DType, ...] = (
 BY_NAME: dict[str, DType] = {d.ir_name: d for d in ALL_DTYPES}
 BY_TL_NAME: dict[str, DType] = {d.tl_name: d for d in ALL_DTYPES}
 BY_SIG_NAME: dict[str, DType] = {d.sig_name: d for d in ALL_DTYPES}
+# Triton's ``dtype.name`` spellings, the names ``tl.dtype(name)`` takes
+BY_TRITON_NAME: dict[str, DType] = {d.name: d for d in ALL_DTYPES}
 # spellings accepted in signatures beside Triton's own
 BY_SIG_NAME.update({"u1": int1, "fp8e4m3": float8e4nv, "fp8e5m2": float8e5,
                     "f16": float16, "f32": float32, "f64": float64})
