@@ -48,7 +48,7 @@ _MAX_DIM = 1 << 32  # globalDim[i] <= 2**32
 _MAX_STRIDE = 1 << 40  # globalStrides[i] < 2**40 bytes
 _MAX_CACHED = 4096
 
-# IR dtype names (tlxc.ir.types DType.name, as tma_params gives them) that differ from the
+# IR dtype names (tlxc.ir.types DType.ir_name, as tma_params gives them) that differ from the
 # signature names of the runtime
 _IR_NAMES = {"f8e4m3": "fp8e4nv", "f8e5m2": "fp8e5", "f8e4m3fnuz": "fp8e4b8", "f8e5m2fnuz": "fp8e5b16"}
 

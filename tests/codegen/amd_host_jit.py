@@ -247,14 +247,14 @@ def ulp_error(got: np.ndarray, want: np.ndarray, t: DType) -> np.ndarray:
     infinities differ."""
     g = np.asarray(got).astype(np.float64)
     w = np.asarray(want).astype(np.float64)
-    mant = {16: 10, 32: 23, 64: 52}.get(t.bits, t.man_bits) if t.name != "bf16" else 7
+    mant = {16: 10, 32: 23, 64: 52}.get(t.bits, t.man_bits) if t.ir_name != "bf16" else 7
     if t.bits == 8:
         mant = t.man_bits
-    min_exp = {"f16": -14, "bf16": -126, "f32": -126, "f64": -1022}.get(t.name)
+    min_exp = {"f16": -14, "bf16": -126, "f32": -126, "f64": -1022}.get(t.ir_name)
     if min_exp is None:
         from tlxc.codegen.amdgpu.lower_cast import FP8
 
-        min_exp = 1 - FP8[t.name].bias
+        min_exp = 1 - FP8[t.ir_name].bias
     with np.errstate(all="ignore"):
         _, ex = np.frexp(w)
         ulp = np.ldexp(1.0, np.maximum(ex - 1, min_exp) - mant)

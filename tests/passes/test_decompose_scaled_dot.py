@@ -221,10 +221,10 @@ def test_operand_values_below_bf16s_normal_range_round_to_bf16() -> None:
     ("e4m3", "fp16", True, False, "f32"), ("fp16", "bf16", False, False, "f32"),
 ])
 def test_the_dot_takes_the_narrowest_exact_type(fa: str, fb: str, a_scale: bool, b_scale: bool, want: str) -> None:
-    assert dot_type(fa, fb, a_scale, b_scale).name == want
+    assert dot_type(fa, fb, a_scale, b_scale).ir_name == want
     module = Case(np.random.default_rng(0), fa, fb, a_scale=a_scale, b_scale=b_scale).decomposed_ir()
     (dot,) = [op for op in module.walk() if isinstance(op, DotOp)]
-    assert (dot.a.type.scalar.name, dot.b.type.scalar.name, dot.input_precision) == (want, want, "ieee")
+    assert (dot.a.type.scalar.ir_name, dot.b.type.scalar.ir_name, dot.input_precision) == (want, want, "ieee")
 
 
 def test_amd_targets_keep_dot_scaled() -> None:
@@ -289,14 +289,14 @@ def test_e4m3_scales_of_nvfp4(fa: str, fb: str) -> None:
         np.testing.assert_allclose(want, case.c + a @ b.T, rtol=1e-6, atol=1e-5)
         assert np.abs(want - case.c).max() > 1.0
     dot = next(op for op in case.decomposed_ir().walk() if isinstance(op, DotOp))
-    assert dot.a.type.scalar.name == ("f32" if fa == "bf16" else "bf16")
+    assert dot.a.type.scalar.ir_name == ("f32" if fa == "bf16" else "bf16")
 
 
 def test_e4m3_scales_choose_the_dot_type() -> None:
-    assert dot_type("e2m1", "e2m1", True, True, True, True).name == "bf16"  # 2 x 4 significant bits
-    assert dot_type("e4m3", "e5m2", True, True, True, True).name == "bf16"  # at most 4 x 4
-    assert dot_type("bf16", "e2m1", True, True, True, False).name == "f32"  # 8 x 4 bits: not bf16
-    assert dot_type("bf16", "e2m1", True, True, False, False).name == "bf16"  # x a power of two: exact
+    assert dot_type("e2m1", "e2m1", True, True, True, True).ir_name == "bf16"  # 2 x 4 significant bits
+    assert dot_type("e4m3", "e5m2", True, True, True, True).ir_name == "bf16"  # at most 4 x 4
+    assert dot_type("bf16", "e2m1", True, True, True, False).ir_name == "f32"  # 8 x 4 bits: not bf16
+    assert dot_type("bf16", "e2m1", True, True, False, False).ir_name == "bf16"  # x a power of two: exact
 
 
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])

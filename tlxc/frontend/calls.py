@@ -95,6 +95,14 @@ class CallMixin(_Base):
                 raise self.error(node, "TLXC-CONSTEXPR-001",
                                  f"tl.constexpr needs a compile-time value, got {describe(args[0])}")
             return args[0]
+        if fn is tl.dtype:  # tl.dtype("fp32"): a dtype by Triton's name, at compile time
+            args = self.call_args(node)
+            if len(args) != 1 or node.keywords or not is_constexpr(args[0]):
+                raise self.error(node, "TLXC-CALL-002", "tl.dtype takes one compile-time dtype name, e.g. 'fp32'")
+            try:
+                return tl.dtype(args[0])
+            except ValueError as e:
+                raise self.error(node, "TLXC-CALL-002", str(e)) from None
         if fn is tl.pointer_type or (inspect.ismethod(fn) and isinstance(fn.__self__, (DType, PointerType, str,
                                                                                       tuple))):
             args, kwargs = self.call_args(node), self.call_kwargs(node)

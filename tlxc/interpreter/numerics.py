@@ -73,7 +73,7 @@ def _f64_to_f32_round_to_odd(x: np.ndarray) -> np.ndarray:
 
 
 def _saturate_fp8(x: np.ndarray, dst: DType) -> np.ndarray:
-    limit = _FP8_MAX.get(dst.name)
+    limit = _FP8_MAX.get(dst.ir_name)
     if limit is None:
         return x
     return np.clip(x, -limit, limit)  # NaN stays NaN
@@ -115,7 +115,7 @@ def _toward_zero(r: np.ndarray, x: np.ndarray, dst: DType) -> np.ndarray:
         return r
     u_t = _uint_of(dst.bits)
     u = r.view(u_t) - grew.astype(u_t)        # sign-magnitude: one less is one ulp smaller
-    if dst.name.endswith("fnuz"):
+    if dst.ir_name.endswith("fnuz"):
         # the "negative zero" pattern is NaN in the fnuz formats: make it +0
         sign = u_t.type(1 << (dst.bits - 1))
         u = np.where(grew & (u == sign), u_t.type(0), u)

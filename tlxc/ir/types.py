@@ -51,9 +51,11 @@ class Type:
 
 @dataclass(frozen=True, eq=True)
 class DType(Type):
-    """A scalar element type. ``name`` is the IR spelling, ``tl_name`` the ``tl.*`` one."""
+    """A scalar element type. ``ir_name`` is the IR spelling (``f32``), ``tl_name`` the
+    ``tl.*`` attribute (``float32``), ``sig_name`` the signature spelling (``fp32``);
+    ``name`` is Triton's ``dtype.name`` (``fp32``, ``uint32``), which user code reads."""
 
-    name: str
+    ir_name: str
     kind: Kind
     bits: int
     tl_name: str
@@ -63,10 +65,16 @@ class DType(Type):
     man_bits: int = 0
 
     def __str__(self) -> str:
-        return self.name
+        return self.ir_name
 
     def __repr__(self) -> str:
         return self.tl_name
+
+    @property
+    def name(self) -> str:
+        # Triton's spelling: kernels and Triton's test helpers write ``getattr(np, d.name)``
+        # and ``d.name in ("fp16", "bf16")``. Compiler code reads ``ir_name`` instead.
+        return self.sig_name if self.kind == Kind.FLOAT else self.tl_name
 
     # -- the query API of Triton's ``tl.dtype`` -------------------------------------------
     @property
@@ -108,34 +116,34 @@ class DType(Type):
         return self.kind in (Kind.UINT, Kind.BOOL)
 
     def is_standard_floating(self) -> bool:
-        return self.name in ("f16", "bf16", "f32", "f64")
+        return self.ir_name in ("f16", "bf16", "f32", "f64")
 
     def is_fp8(self) -> bool:
         return self.kind == Kind.FLOAT and self.bits == 8
 
     def is_fp16(self) -> bool:
-        return self.name == "f16"
+        return self.ir_name == "f16"
 
     def is_bf16(self) -> bool:
-        return self.name == "bf16"
+        return self.ir_name == "bf16"
 
     def is_fp32(self) -> bool:
-        return self.name == "f32"
+        return self.ir_name == "f32"
 
     def is_fp64(self) -> bool:
-        return self.name == "f64"
+        return self.ir_name == "f64"
 
     def is_fp8e4nv(self) -> bool:
-        return self.name == "f8e4m3"
+        return self.ir_name == "f8e4m3"
 
     def is_fp8e5(self) -> bool:
-        return self.name == "f8e5m2"
+        return self.ir_name == "f8e5m2"
 
     def is_fp8e4b8(self) -> bool:
-        return self.name == "f8e4m3fnuz"
+        return self.ir_name == "f8e4m3fnuz"
 
     def is_fp8e5b16(self) -> bool:
-        return self.name == "f8e5m2fnuz"
+        return self.ir_name == "f8e5m2fnuz"
 
     def kind_value(self) -> Kind:
         return self.kind
@@ -168,8 +176,13 @@ class PointerType(Type):
         return self
 
     @property
-    def name(self) -> str:
+    def ir_name(self) -> str:
         return str(self)
+
+    @property
+    def name(self) -> str:
+        # Triton's ``pointer_type.name``: ``pointer<fp32>`` (no address space)
+        return f"pointer<{self.pointee.name}>"
 
     @property
     def primitive_bitwidth(self) -> int:
@@ -404,9 +417,11 @@ ALL_DTYPES: tuple[DType, ...] = (
     int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
     float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b8, float8e5b16,
 )
-BY_NAME: dict[str, DType] = {d.name: d for d in ALL_DTYPES}
+BY_NAME: dict[str, DType] = {d.ir_name: d for d in ALL_DTYPES}
 BY_TL_NAME: dict[str, DType] = {d.tl_name: d for d in ALL_DTYPES}
 BY_SIG_NAME: dict[str, DType] = {d.sig_name: d for d in ALL_DTYPES}
+# Triton's ``dtype.name`` spellings, the names ``tl.dtype(name)`` takes
+BY_TRITON_NAME: dict[str, DType] = {d.name: d for d in ALL_DTYPES}
 # spellings accepted in signatures beside Triton's own
 BY_SIG_NAME.update({"u1": int1, "fp8e4m3": float8e4nv, "fp8e5m2": float8e5,
                     "f16": float16, "f32": float32, "f64": float64})
@@ -446,7 +461,7 @@ def numpy_dtype(d: DType) -> Any:
     """The numpy dtype that holds ``d`` (ml_dtypes for bf16 and fp8)."""
     import numpy as np
 
-    if d.kind == Kind.FLOAT and d.name not in ("f16", "f32", "f64"):
+    if d.kind == Kind.FLOAT and d.ir_name not in ("f16", "f32", "f64"):
         import ml_dtypes
 
         return np.dtype({
@@ -455,12 +470,12 @@ def numpy_dtype(d: DType) -> Any:
             "f8e5m2": ml_dtypes.float8_e5m2,
             "f8e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
             "f8e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
-        }[d.name])
+        }[d.ir_name])
     return np.dtype({
         "i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
         "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
         "f16": "float16", "f32": "float32", "f64": "float64",
-    }[d.name])
+    }[d.ir_name])
 
 
 def from_numpy_dtype(dt: Any) -> DType:

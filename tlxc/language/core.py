@@ -12,6 +12,8 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+from ..ir.types import BY_TL_NAME as _BY_TL_NAME
+from ..ir.types import BY_TRITON_NAME as _BY_TRITON_NAME
 from ..ir.types import (  # noqa: F401  (re-exported as tl.*)
     DType,
     PointerType,
@@ -35,7 +37,32 @@ from ..ir.types import (  # noqa: F401  (re-exported as tl.*)
     uint64,
 )
 
-dtype = DType
+
+class _DTypeClass(type):
+    """What makes ``tl.dtype`` behave like Triton's class: ``isinstance(x, tl.dtype)`` holds
+    for every tlxc dtype, and ``tl.dtype("fp32")`` gives ``tl.float32``. The dtypes
+    themselves are the IR's ``DType`` objects, so ``dtype`` only stands in for their class."""
+
+    def __instancecheck__(cls, obj: Any) -> builtins.bool:
+        return isinstance(obj, DType)
+
+    def __subclasscheck__(cls, sub: type) -> builtins.bool:
+        return issubclass(sub, DType)
+
+    def __call__(cls, name: Any) -> DType:  # type: ignore[override]
+        name = name.value if isinstance(name, constexpr) else name
+        found = _BY_TRITON_NAME.get(name) if isinstance(name, str) else None
+        if found is None:
+            hint = f"; tl.{name} is {_BY_TL_NAME[name].name!r}" if name in _BY_TL_NAME else ""
+            raise ValueError(f"tl.dtype takes a dtype name ({', '.join(_BY_TRITON_NAME)}), got {name!r}{hint}")
+        return found
+
+
+class dtype(metaclass=_DTypeClass):
+    """Triton's ``tl.dtype``: a type to test against and a way to name a dtype by Triton's
+    spelling (``tl.dtype("bf16")``); see ``_DTypeClass``."""
+
+
 block_type = TileType
 bool = int1  # noqa: A001  (Triton spells int1 this way too)
 float8e4m3fn = float8e4nv

@@ -70,7 +70,7 @@ def value_type(t: DType | PointerType) -> ir.Type:
     if isinstance(t, PointerType):
         return GLOBAL_PTR
     if t.kind == Kind.FLOAT:
-        return _FLOAT_TYPES.get(t.name, I8)  # the fp8 formats: their bits
+        return _FLOAT_TYPES.get(t.ir_name, I8)  # the fp8 formats: their bits
     return ir.IntType(t.bits)
 
 

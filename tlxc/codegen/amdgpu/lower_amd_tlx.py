@@ -309,7 +309,7 @@ def scheduled_plan(op: Operation, arch: str, num_warps: int) -> ScheduledPlan:
     if key in _PLANS and _PLANS[key][0] is op:
         return _PLANS[key][1]
     a, b, c = (v.type for v in op.operands)
-    dtype = _DTYPES[a.scalar.name]
+    dtype = _DTYPES[a.scalar.ir_name]
     acc_attr = _producer_attr(op.acc, ("amd_mfma", "amd_wmma"))
     dots = [_producer_attr(v, ("amd_dot_operand",)) for v in (op.a, op.b)]
     if acc_attr is not None and acc_attr["kind"] != "amd_mfma":

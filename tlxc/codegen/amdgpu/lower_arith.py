@@ -169,7 +169,7 @@ def _float_native(e: Emitter, name: str, propagate: bool, x: ir.Value, y: ir.Val
 
 def float_binary(e: Emitter, t: DType, name: str, x: ir.Value, y: ir.Value, propagate_nan: bool = False) -> ir.Value:
     """One element of a float binary op on ``t`` (see the module docstring)."""
-    if t.name in ("f32", "f64") or (t.name == "f16" and name in ("add", "sub", "mul", "minimum", "maximum")):
+    if t.ir_name in ("f32", "f64") or (t.ir_name == "f16" and name in ("add", "sub", "mul", "minimum", "maximum")):
         return _float_native(e, name, propagate_nan, x, y)
     r = _float_native(e, name, propagate_nan, to_f32(e, t, x), to_f32(e, t, y))
     return from_f32(e, t, r)
@@ -185,7 +185,7 @@ def compare(e: Emitter, t: DType | PointerType, predicate: str, x: ir.Value, y: 
     if isinstance(t, PointerType):
         return b.icmp_unsigned(pred, x, y)
     if t.kind == Kind.FLOAT:
-        if t.name not in ("f16", "f32", "f64"):
+        if t.ir_name not in ("f16", "f32", "f64"):
             x, y = to_f32(e, t, x), to_f32(e, t, y)
         return b.fcmp_unordered(pred, x, y) if pred == "!=" else b.fcmp_ordered(pred, x, y)
     if t.kind == Kind.INT:
@@ -199,7 +199,7 @@ def unary_value(e: Emitter, t: DType, name: str, x: ir.Value) -> ir.Value:
     if t.kind == Kind.BOOL:
         return b.not_(x) if name == "not" else x
     if t.kind == Kind.FLOAT:
-        if t.name in ("f16", "bf16", "f32", "f64"):  # the sign bit (exact, NaN included)
+        if t.ir_name in ("f16", "bf16", "f32", "f64"):  # the sign bit (exact, NaN included)
             it = ir.IntType(t.bits)
             bits = b.bitcast(x, it)
             sign = _const(it, 1 << (t.bits - 1))
@@ -220,7 +220,7 @@ def unary_value(e: Emitter, t: DType, name: str, x: ir.Value) -> ir.Value:
 
 def fma_value(e: Emitter, t: DType, x: ir.Value, y: ir.Value, z: ir.Value) -> ir.Value:
     """``x * y + z`` rounded once to ``t``."""
-    if t.name in ("f16", "f32", "f64"):
+    if t.ir_name in ("f16", "f32", "f64"):
         return e.call(f"llvm.fma.{mangle(x.type)}", x.type, [x, y, z])
     return fma_via_f64(e, t, x, y, z)
 

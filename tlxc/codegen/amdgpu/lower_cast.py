@@ -229,7 +229,7 @@ def fp8_to_f32(e: Emitter, t: DType, x: ir.Value) -> ir.Value:
 def f32_to_fp8(e: Emitter, t: DType, x: ir.Value) -> ir.Value:
     """f32 -> fp8 bits, nearest even, saturating: clamp |x| to max (NaN is not clamped:
     the compare is false), then the chip's conversion."""
-    fmt = FP8[t.name]
+    fmt = FP8[t.ir_name]
     b = e.b
     big = b.fcmp_ordered(">", _fabs(e, x), f32c(fmt.max_value))
     clamped = b.select(big, e.call("llvm.copysign.f32", F32, [f32c(fmt.max_value), x]), x)
@@ -242,11 +242,11 @@ def f32_to_fp8(e: Emitter, t: DType, x: ir.Value) -> ir.Value:
 
 def to_f32(e: Emitter, t: DType, x: ir.Value) -> ir.Value:
     """A float of at most 32 bits as f32 (exact)."""
-    if t.name == "f32":
+    if t.ir_name == "f32":
         return x
-    if t.name == "f16":
+    if t.ir_name == "f16":
         return e.b.fpext(x, F32)
-    if t.name == "bf16":
+    if t.ir_name == "bf16":
         return bf16_to_f32(e, x)
     if is_fp8(t):
         return fp8_to_f32(e, t, x)
@@ -254,7 +254,7 @@ def to_f32(e: Emitter, t: DType, x: ir.Value) -> ir.Value:
 
 
 def to_f64(e: Emitter, t: DType, x: ir.Value) -> ir.Value:
-    if t.name == "f64":
+    if t.ir_name == "f64":
         return x
     return e.b.fpext(to_f32(e, t, x), F64)
 
@@ -271,18 +271,18 @@ def _step_toward_zero(e: Emitter, dst: DType, r: ir.Value, back: ir.Value, x: ir
     it = _bits_type(dst)
     u = r if is_fp8(dst) else b.bitcast(r, it)
     u = b.sub(u, b.zext(grew, it))
-    if dst.name in FP8 and FP8[dst.name].fnuz:  # the "negative zero" pattern is NaN: +0
+    if dst.ir_name in FP8 and FP8[dst.ir_name].fnuz:  # the "negative zero" pattern is NaN: +0
         u = b.select(b.and_(grew, b.icmp_unsigned("==", u, ir.Constant(it, 0x80))), ir.Constant(it, 0), u)
     return u if is_fp8(dst) else b.bitcast(u, value_type(dst))
 
 
 def from_f32(e: Emitter, dst: DType, x: ir.Value, rounding: str = "rtne") -> ir.Value:
     """f32 -> a float type of at most 32 bits, rounded once."""
-    if dst.name == "f32":
+    if dst.ir_name == "f32":
         return x
-    if dst.name == "f16":
+    if dst.ir_name == "f16":
         r = e.b.fptrunc(x, F16)
-    elif dst.name == "bf16":
+    elif dst.ir_name == "bf16":
         r = f32_to_bf16(e, x)
     else:
         r = f32_to_fp8(e, dst, x)
@@ -305,9 +305,9 @@ def f64_to_f32_odd(e: Emitter, x: ir.Value) -> ir.Value:
 
 def from_f64(e: Emitter, dst: DType, x: ir.Value, rounding: str = "rtne") -> ir.Value:
     """f64 -> any float type, rounded once."""
-    if dst.name == "f64":
+    if dst.ir_name == "f64":
         return x
-    if dst.name == "f32":
+    if dst.ir_name == "f32":
         r = e.b.fptrunc(x, F32)
     else:
         r = from_f32(e, dst, f64_to_f32_odd(e, x))
@@ -320,12 +320,12 @@ def from_float(e: Emitter, src: DType, dst: DType, x: ir.Value, rounding: str = 
     """float -> float, rounded once."""
     if src == dst:
         return x
-    if src.name == "f64":
+    if src.ir_name == "f64":
         return from_f64(e, dst, x, rounding)
-    if dst.name == "f64":
+    if dst.ir_name == "f64":
         return to_f64(e, src, x)
     f = to_f32(e, src, x)
-    if dst.name == "f32":
+    if dst.ir_name == "f32":
         return f
     # a narrow type to another: every value of an 8- or 16-bit float is exact in f32
     return from_f32(e, dst, f, rounding)
@@ -337,19 +337,19 @@ def _int_to_float(e: Emitter, src: DType, dst: DType, x: ir.Value) -> ir.Value:
     b = e.b
     signed = src.kind == Kind.INT
     if src.kind == Kind.BOOL:
-        return from_f32(e, dst, b.select(x, f32c(1.0), f32c(0.0))) if dst.name != "f64" else \
+        return from_f32(e, dst, b.select(x, f32c(1.0), f32c(0.0))) if dst.ir_name != "f64" else \
             b.select(x, ir.Constant(F64, 1.0), ir.Constant(F64, 0.0))
     cvt = b.sitofp if signed else b.uitofp
-    if dst.name in ("f32", "f64"):
+    if dst.ir_name in ("f32", "f64"):
         return cvt(x, value_type(dst))
-    if dst.name == "f16" or src.bits <= 16:  # exact in f32 (or beyond f16's range either way)
+    if dst.ir_name == "f16" or src.bits <= 16:  # exact in f32 (or beyond f16's range either way)
         return from_f32(e, dst, cvt(x, F32))
     return from_f64(e, dst, cvt(x, F64))
 
 
 def _float_to_int(e: Emitter, src: DType, dst: DType, x: ir.Value) -> ir.Value:
     b = e.b
-    if src.name != "f64":
+    if src.ir_name != "f64":
         x = to_f32(e, src, x)
     if dst.kind == Kind.BOOL:
         return b.fcmp_unordered("!=", x, ir.Constant(x.type, 0.0))

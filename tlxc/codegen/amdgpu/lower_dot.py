@@ -61,7 +61,7 @@ MAX_VECTOR_BYTES = 16
 # ----------------------------------------------------------------------------- the plan of a dot op
 def plan_of(op: Operation, arch: str, num_warps: int) -> DotPlan | None:
     a, b, acc = op.a.type, op.b.type, op.result.type
-    return choose(arch, a.scalar.name, acc.scalar.name, op.input_precision, tuple(a.shape), tuple(b.shape),
+    return choose(arch, a.scalar.ir_name, acc.scalar.ir_name, op.input_precision, tuple(a.shape), tuple(b.shape),
                   num_warps)
 
 
@@ -93,7 +93,7 @@ def check(func: Operation, target: AmdTarget) -> None:
     for op in func.walk():
         if isinstance(op, ops.DotOp):
             t = op.a.type.scalar
-            if isinstance(t, DType) and t.name in FP8 and t.sig_name not in target.fp8_dtypes:
+            if isinstance(t, DType) and t.ir_name in FP8 and t.sig_name not in target.fp8_dtypes:
                 e4, e5 = target.fp8_dtypes
                 flavour = "fnuz" if target.fp8 == "fnuz" else "OCP"
                 other = "OCP" if target.fp8 == "fnuz" else "fnuz"
@@ -519,7 +519,7 @@ def _fma(e: Emitter, op: Operation) -> None:
         return e.b.extract_element(x, ir.Constant(I32, kk % v)) if v > 1 else x
 
     work = _work_type(a_t, acc_t)
-    tf32 = op.input_precision == "tf32" and a_t.name == "f32"
+    tf32 = op.input_precision == "tf32" and a_t.ir_name == "f32"
     acc_vals = e.get(acc).vals
     done: dict[tuple[int, int], ir.Value] = {}
     out = []
@@ -545,7 +545,7 @@ def _fma(e: Emitter, op: Operation) -> None:
 
 
 def _fp8_kind(t: DType) -> str:
-    return "fp8" if t.name.startswith("f8e4") else "bf8"
+    return "fp8" if t.ir_name.startswith("f8e4") else "bf8"
 
 
 def _fp8_to_f32(e: Emitter, x: ir.Value, kind: str) -> ir.Value:
@@ -560,7 +560,7 @@ def _work_type(a_t: DType, acc_t: DType) -> Any:
     f32 (fp16 / bf16 accumulators are summed in f32 and rounded once at the end)."""
     if acc_t.kind != Kind.FLOAT:
         return value_type(acc_t)
-    return value_type(acc_t) if acc_t.name == "f64" else F32
+    return value_type(acc_t) if acc_t.ir_name == "f64" else F32
 
 
 def _convert(e: Emitter, x: ir.Value, t: Any, to: Any) -> ir.Value:
@@ -580,7 +580,7 @@ def _convert(e: Emitter, x: ir.Value, t: Any, to: Any) -> ir.Value:
         return e.b.sext(x, to) if t.kind == Kind.INT else e.b.zext(x, to)
     if isinstance(src, (ir.HalfType,)) or src == BFLOAT or src == F16:
         return e.b.fpext(x, to)
-    if t.name in FP8:
+    if t.ir_name in FP8:
         f = _fp8_to_f32(e, x, _fp8_kind(t))
         return f if to == F32 else e.b.fpext(f, to)
     if src == F32 and to != F32:

@@ -204,7 +204,7 @@ def check(op: Operation, target: AmdTarget, num_warps: int) -> None:
     ``tiles_per_warp`` whose WMMA period does not fit the result, and e4m3 scales (nvfp4's:
     AMD's scaled instructions and this file's decomposition read e8m0 exponents only)."""
     for what, s in (("lhs_scale", op.a_scale), ("rhs_scale", op.b_scale)):
-        if s is not None and s.type.scalar.name != "u8":
+        if s is not None and s.type.scalar.ir_name != "u8":
             raise CompilationError("TLXC-CODEGEN-001", f"tl.dot_scaled with {what} of {s.type.scalar.tl_name} "
                                    f"(e4m3 scales, nvfp4) cannot be compiled for {target.arch}: its code generator "
                                    "reads e8m0 scales (uint8) only", op.loc,

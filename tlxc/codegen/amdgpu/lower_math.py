@@ -574,9 +574,9 @@ def math_value(e: Emitter, t: DType, name: str, x: ir.Value) -> ir.Value:
     f32 and rounded back (fp8 saturating), as the interpreter computes them."""
     from .lower_cast import from_f32, to_f32
 
-    if t.name == "f64":
+    if t.ir_name == "f64":
         return F64_MATH[name](e, x)
-    if t.name == "f32":
+    if t.ir_name == "f32":
         return F32_MATH[name](e, x)
     return from_f32(e, t, F32_MATH[name](e, to_f32(e, t, x)))
 

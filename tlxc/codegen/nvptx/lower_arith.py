@@ -44,9 +44,9 @@ def imm(t: DType, v: float | int | bool) -> str:
     from ...ir.types import numpy_dtype
 
     if t.kind == Kind.FLOAT:
-        if t.name == "f32":
+        if t.ir_name == "f32":
             return f32_imm(float(v))
-        if t.name == "f64":
+        if t.ir_name == "f64":
             return f64_imm(float(v))
         bits = np.array([v], dtype=np.float32).astype(numpy_dtype(t)).view(np.uint8 if t.bits == 8 else np.uint16)
         return str(int(bits[0]))
@@ -235,8 +235,8 @@ def float_binary(e: Emitter, op: Operation, t: DType, name: str, a: Reg, b: Reg,
     if name == "rem":  # C fmod, exact (lower_math); 16-bit floats through f32, which is exact too
         if t.bits == 16:
             return from_f32(e, t, lower_math.fmod(e, "f32", to_f32(e, t, a), to_f32(e, t, b)))
-        return lower_math.fmod(e, t.name, a, b)
-    sfx = t.name if t.name in ("f16", "bf16", "f32", "f64") else None
+        return lower_math.fmod(e, t.ir_name, a, b)
+    sfx = t.ir_name if t.ir_name in ("f16", "bf16", "f32", "f64") else None
     if name == "div" and t.bits == 16:
         fa, fb = to_f32(e, t, a), to_f32(e, t, b)
         q = e.fn.reg("f32")
@@ -256,10 +256,10 @@ def float_binary(e: Emitter, op: Operation, t: DType, name: str, a: Reg, b: Reg,
             e.fn.emit(f"{ins}{'.NaN' if propagate else ''}.{sfx} {d}, {a}, {b}")
     elif name == "div":
         # Triton's choice: '/' is div.full.f32 (fast, ~2 ulp); tl.math.div_rn and f64 are IEEE
-        fast = t.name == "f32" and not op.attrs.get("precise", False)
+        fast = t.ir_name == "f32" and not op.attrs.get("precise", False)
         e.fn.emit(f"div.{'full' if fast else 'rn'}.{sfx} {d}, {a}, {b}")
     elif name in ("add", "sub", "mul"):
-        rn = ".rn" if t.bits == 16 and t.name == "bf16" else ""
+        rn = ".rn" if t.bits == 16 and t.ir_name == "bf16" else ""
         e.fn.emit(f"{name}{rn}.{sfx} {d}, {a}, {b}")
     else:
         unsupported(e, op, f"'{name}' on {t!r}")
@@ -267,18 +267,18 @@ def float_binary(e: Emitter, op: Operation, t: DType, name: str, a: Reg, b: Reg,
 
 
 def to_f32(e: Emitter, t: DType, r: Reg) -> Reg:
-    if t.name == "f32":
+    if t.ir_name == "f32":
         return r
     d = e.fn.reg("f32")
-    e.fn.emit(f"cvt.f32.{t.name} {d}, {r}")
+    e.fn.emit(f"cvt.f32.{t.ir_name} {d}, {r}")
     return d
 
 
 def from_f32(e: Emitter, t: DType, r: Reg, rounding: str = "rn") -> Reg:
-    if t.name == "f32":
+    if t.ir_name == "f32":
         return r
     d = e.fn.reg(reg_class(t))
-    e.fn.emit(f"cvt.{rounding}.{t.name}.f32 {d}, {r}")
+    e.fn.emit(f"cvt.{rounding}.{t.ir_name}.f32 {d}, {r}")
     return d
 
 
@@ -306,7 +306,7 @@ def cmp(e: Emitter, op: Operation) -> None:
             if t.bits == 8:
                 unsupported(e, op, f"comparison of {t!r}")
             cond = "neu" if pred == "ne" else _CMP[pred]
-            e.fn.emit(f"setp.{cond}.{t.name} {d}, {a[0]}, {a[1]}")
+            e.fn.emit(f"setp.{cond}.{t.ir_name} {d}, {a[0]}, {a[1]}")
         else:
             e.fn.emit(f"setp.{_CMP[pred]}.{int_suffix(t)} {d}, {a[0]}, {a[1]}")
         return d
@@ -353,7 +353,7 @@ def unary(e: Emitter, op: Operation) -> None:
         elif t.kind == Kind.FLOAT:
             if t.bits == 8:
                 unsupported(e, op, f"'{op.NAME}' on {t!r}")
-            e.fn.emit(f"{op.NAME}.{t.name} {d}, {a[0]}")
+            e.fn.emit(f"{op.NAME}.{t.ir_name} {d}, {a[0]}")
         elif op.NAME == "not":
             e.fn.emit(f"not.b{max(16, t.bits)} {d}, {a[0]}")
         else:
@@ -403,7 +403,7 @@ def math(e: Emitter, op: Operation) -> None:
     name = op.NAME
 
     def body(a: list[Reg]) -> Reg:
-        if t.name == "f64":
+        if t.ir_name == "f64":
             if name == "sqrt":
                 d = e.fn.reg("f64")
                 e.fn.emit(f"sqrt.rn.f64 {d}, {a[0]}")
@@ -437,7 +437,7 @@ def fma(e: Emitter, op: Operation) -> None:
         if t.bits == 8:
             unsupported(e, op, f"fma on {t!r}")
         d = e.fn.reg(reg_class(t))
-        e.fn.emit(f"fma.rn.{t.name} {d}, {a[0]}, {a[1]}, {a[2]}")
+        e.fn.emit(f"fma.rn.{t.ir_name} {d}, {a[0]}, {a[1]}, {a[2]}")
         return d
 
     elementwise(e, op, body)
@@ -525,7 +525,7 @@ def convert(e: Emitter, op: Operation) -> None:
     src, dst = op.x.type.scalar, op.result.type.scalar
     rounding = "rz" if op.rounding == "rtz" else "rn"
     xs = e.get(op.x).regs
-    if src == float32 and dst.name in ("f16", "bf16") and len(xs) % 2 == 0:
+    if src == float32 and dst.ir_name in ("f16", "bf16") and len(xs) % 2 == 0:
         # two at a time (cvt.rn.f16x2.f32: one instruction for a pair, as the store wants them)
         pairs: dict[tuple[str, str], tuple[Reg, Reg]] = {}
         out: list[Reg] = []
@@ -533,7 +533,7 @@ def convert(e: Emitter, op: Operation) -> None:
             key = (xs[i].name, xs[i + 1].name)
             if key not in pairs:
                 w, lo, hi = e.fn.reg("b32"), e.fn.reg(reg_class(dst)), e.fn.reg(reg_class(dst))
-                e.fn.emit(f"cvt.{rounding}.{dst.name}x2.f32 {w}, {xs[i + 1]}, {xs[i]}")
+                e.fn.emit(f"cvt.{rounding}.{dst.ir_name}x2.f32 {w}, {xs[i + 1]}, {xs[i]}")
                 e.fn.emit(f"mov.b32 {{{lo}, {hi}}}, {w}")
                 pairs[key] = (lo, hi)
             out += pairs[key]
@@ -550,8 +550,8 @@ def convert_reg(e: Emitter, op: Operation, src: DType, dst: DType, x: Reg, round
             x, src = convert_fp8(e, op, src, float32, x, rounding), float32
         d = e.fn.reg("pred")
         if src.kind == Kind.FLOAT:
-            z = to_f32(e, src, x) if src.name != "f64" else x
-            wide = src.name == "f64"
+            z = to_f32(e, src, x) if src.ir_name != "f64" else x
+            wide = src.ir_name == "f64"
             zero = "0d0000000000000000" if wide else imm(float32, 0.0)
             e.fn.emit(f"setp.neu.{'f64' if wide else 'f32'} {d}, {z}, {zero}")
         else:
@@ -568,31 +568,31 @@ def convert_reg(e: Emitter, op: Operation, src: DType, dst: DType, x: Reg, round
     if src.kind != Kind.FLOAT and dst.kind != Kind.FLOAT:
         return convert_int(e, src, dst, x)
     if src.kind != Kind.FLOAT:  # int -> float
-        if dst.bits == 8 or dst.name == "bf16":
+        if dst.bits == 8 or dst.ir_name == "bf16":
             f = e.fn.reg("f32")
             e.fn.emit(f"cvt.rn.f32.{int_suffix(src)} {f}, {x}")
             return convert_reg(e, op, float32, dst, f)
         d = e.fn.reg(reg_class(dst))
-        e.fn.emit(f"cvt.rn.{dst.name}.{int_suffix(src)} {d}, {x}")
+        e.fn.emit(f"cvt.rn.{dst.ir_name}.{int_suffix(src)} {d}, {x}")
         return d
     if dst.kind != Kind.FLOAT:  # float -> int: truncate toward zero, saturating
-        if src.bits == 8 or (src.name == "bf16" and dst.bits == 8):  # no direct cvt for these pairs
+        if src.bits == 8 or (src.ir_name == "bf16" and dst.bits == 8):  # no direct cvt for these pairs
             x, src = convert_reg(e, op, src, float32, x), float32
         d = e.fn.reg(reg_class(dst))
         ext = int_suffix(dst) if dst.bits >= 16 else int_suffix(dst).replace("16", "8")
         if dst.bits == 8:
             w = e.fn.reg("b16")
-            e.fn.emit(f"cvt.rzi.sat.{ext}.{src.name} {w}, {x}")  # saturate to the 8-bit range
+            e.fn.emit(f"cvt.rzi.sat.{ext}.{src.ir_name} {w}, {x}")  # saturate to the 8-bit range
             return normalize8(e, dst, w)
-        e.fn.emit(f"cvt.rzi.{int_suffix(dst)}.{src.name} {d}, {x}")
+        e.fn.emit(f"cvt.rzi.{int_suffix(dst)}.{src.ir_name} {d}, {x}")
         return d
     # float -> float
     if dst.bits == 8 or src.bits == 8:
         return convert_fp8(e, op, src, dst, x, rounding)
-    if src.name == "f32" or dst.name == "f32" or (src.name == "f64" or dst.name == "f64"):
+    if src.ir_name == "f32" or dst.ir_name == "f32" or (src.ir_name == "f64" or dst.ir_name == "f64"):
         d = e.fn.reg(reg_class(dst))
         widening = dst.bits > src.bits
-        e.fn.emit(f"cvt{'' if widening else '.' + rounding}.{dst.name}.{src.name} {d}, {x}")
+        e.fn.emit(f"cvt{'' if widening else '.' + rounding}.{dst.ir_name}.{src.ir_name} {d}, {x}")
         return d
     return from_f32(e, dst, to_f32(e, src, x), rounding)  # f16 <-> bf16
 
@@ -613,14 +613,14 @@ def convert_int(e: Emitter, src: DType, dst: DType, x: Reg) -> Reg:
 
 def convert_fp8(e: Emitter, op: Operation, src: DType, dst: DType, x: Reg, rounding: str) -> Reg:
     fmt = {"f8e4m3": "e4m3", "f8e5m2": "e5m2"}
-    if (src.bits == 8 and src.name not in fmt) or (dst.bits == 8 and dst.name not in fmt):
+    if (src.bits == 8 and src.ir_name not in fmt) or (dst.bits == 8 and dst.ir_name not in fmt):
         unsupported(e, op, f"conversion between {src!r} and {dst!r} on NVIDIA (the fnuz fp8 formats are AMD's)")
     if dst.bits == 8:
         if rounding != "rn":
             unsupported(e, op, "round-toward-zero conversion to fp8")
         if src.bits == 8:  # fp8 -> another fp8: through f32 (exact)
             x, src = convert_fp8(e, op, src, float32, x, rounding), float32
-        if src.name == "f64":
+        if src.ir_name == "f64":
             f = e.fn.reg("f32")
             e.fn.emit(f"cvt.rn.f32.f64 {f}, {x}")
         else:
@@ -628,13 +628,13 @@ def convert_fp8(e: Emitter, op: Operation, src: DType, dst: DType, x: Reg, round
         zero = e.fn.reg("f32")
         e.fn.emit(f"mov.f32 {zero}, 0f00000000")
         d = e.fn.reg("b16")
-        e.fn.emit(f"cvt.rn.satfinite.{fmt[dst.name]}x2.f32 {d}, {zero}, {f}")
+        e.fn.emit(f"cvt.rn.satfinite.{fmt[dst.ir_name]}x2.f32 {d}, {zero}, {f}")
         e.fn.emit(f"and.b16 {d}, {d}, 255")
         return d
     pair = e.fn.reg("b32")
-    e.fn.emit(f"cvt.rn.f16x2.{fmt[src.name]}x2 {pair}, {x}")
+    e.fn.emit(f"cvt.rn.f16x2.{fmt[src.ir_name]}x2 {pair}, {x}")
     h = e.fn.reg("b16")
     e.fn.emit(f"cvt.u16.u32 {h}, {pair}")
     from ...ir.types import float16
 
-    return convert_reg(e, op, float16, dst, h, rounding) if dst.name != "f16" else h
+    return convert_reg(e, op, float16, dst, h, rounding) if dst.ir_name != "f16" else h

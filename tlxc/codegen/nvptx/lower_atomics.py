@@ -40,7 +40,7 @@ def _rmw_type(kind: str, t: DType) -> str:
     bits = t.bits
     if kind == "add":
         if t.kind == Kind.FLOAT:
-            return f"add.noftz.{t.name}" if bits == 16 else f"add.f{bits}"
+            return f"add.noftz.{t.ir_name}" if bits == 16 else f"add.f{bits}"
         return f"add.u{bits}"  # two's complement: one add for signed and unsigned
     if kind in ("and", "or", "xor"):
         return f"{kind}.b{bits}"

@@ -51,8 +51,8 @@ def _fma(e: Emitter, op: Operation, st: Staged) -> None:
     a_t: DType = op.a.type.scalar  # type: ignore[assignment]
     acc_t: DType = op.result.type.scalar  # type: ignore[assignment]
     # tf32x3 is as accurate as fp32 (the interpreter runs it so): only plain tf32 rounds
-    tf32 = op.input_precision == "tf32" and a_t.name == "f32"
-    work = acc_t if acc_t.kind != Kind.FLOAT or acc_t.name == "f64" else float32
+    tf32 = op.input_precision == "tf32" and a_t.ir_name == "f32"
+    work = acc_t if acc_t.kind != Kind.FLOAT or acc_t.ir_name == "f64" else float32
     acc = [convert_reg(e, op, acc_t, work, r) for r in e.get(op.acc).regs]
     tc = [e.thread_coords(layout, d) for d in range(rank)]
     rows: dict[tuple[int, ...], Reg] = {}
@@ -109,7 +109,7 @@ def _fma(e: Emitter, op: Operation, st: Staged) -> None:
                 x, y = rounded
             d = e.fn.reg(reg_class(work))
             if work.kind == Kind.FLOAT:
-                e.fn.emit(f"fma.rn.{work.name} {d}, {x}, {y}, {cur}")
+                e.fn.emit(f"fma.rn.{work.ir_name} {d}, {x}, {y}, {cur}")
             else:
                 e.fn.emit(f"mad.lo.s32 {d}, {x}, {y}, {cur}")
             cur = d

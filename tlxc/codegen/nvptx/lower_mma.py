@@ -47,7 +47,7 @@ def mma_form(op: Operation) -> MmaSync | None:
     """The ``mma.sync`` form for this dot, or None (the FMA loop). fp32 operands take tf32
     only when ``input_precision`` asks for it; ``ieee`` and the bf16x3/x6 splits stay exact."""
     a, acc = op.a.type, op.result.type
-    form = MMA_SYNC.get((a.scalar.name, acc.scalar.name))
+    form = MMA_SYNC.get((a.scalar.ir_name, acc.scalar.ir_name))
     if form is None or (form.ab == "tf32" and op.input_precision not in ("tf32", "tf32x3")):
         return None
     m, k = a.shape[-2:]

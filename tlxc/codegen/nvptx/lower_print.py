@@ -82,15 +82,15 @@ def _value(e: Emitter, reg: Reg, t: DType | PointerType, hex: bool) -> tuple[Reg
         fn.emit(f"selp.u32 {r}, 1, 0, {reg}")
         return r, "u32"
     if t.kind == Kind.FLOAT and not hex:
-        if t.name == "f64":
+        if t.ir_name == "f64":
             return reg, "f64"
         d = fn.reg("f64")
-        if t.name == "bf16":  # through f32, which holds every bf16 exactly
+        if t.ir_name == "bf16":  # through f32, which holds every bf16 exactly
             f = fn.reg("f32")
             fn.emit(f"cvt.f32.bf16 {f}, {reg}")
             fn.emit(f"cvt.f64.f32 {d}, {f}")
         else:
-            fn.emit(f"cvt.f64.{t.name} {d}, {reg}")
+            fn.emit(f"cvt.f64.{t.ir_name} {d}, {reg}")
         return d, "f64"
     if t.bits == 64:
         if t.kind == Kind.FLOAT:

@@ -36,7 +36,7 @@ def arg_combine(e: Emitter, kind: str, t: DType, a: tuple[Reg, Reg], b: tuple[Re
     """(value, index) pairs: keep b if it is strictly better, or equal with a smaller index."""
     better, equal, smaller, take = (e.fn.reg("pred") for _ in range(4))
     cmp = "gt" if kind == "argmax" else "lt"
-    ty = t.name if t.kind == Kind.FLOAT else int_suffix(t)
+    ty = t.ir_name if t.kind == Kind.FLOAT else int_suffix(t)
     e.fn.emit(f"setp.{cmp}.{ty} {better}, {b[0]}, {a[0]}")
     e.fn.emit(f"setp.eq.{ty} {equal}, {b[0]}, {a[0]}")
     e.fn.emit(f"setp.lt.s32 {smaller}, {b[1]}, {a[1]}")

@@ -330,7 +330,7 @@ def make_tensor_descriptor(e: Emitter, op: Operation) -> None:
         replace("global_stride", b, i)
     for i in range(rank):
         replace("element_stride", 1, i)
-    replace("elemtype", tma.tma_type_code(dt.element.name))
+    replace("elemtype", tma.tma_type_code(dt.element.ir_name))
     replace("interleave_layout", 0)
     replace("swizzle_mode", SWIZZLE_MODES[swizzle])
     replace("fill_mode", FILL_MODES[op.padding])

@@ -58,7 +58,7 @@ def _swizzle(e: Emitter, op: Operation, desc: Value, buf: MemDescType) -> int:
     if is_device_descriptor(desc):  # built in the kernel: lower_tensormap
         return device_swizzle(op, desc, swizzle)
     index = _param_index(op, desc)
-    entry = {"index": index, "block_shape": list(dt.block_shape), "element": dt.element.name, "swizzle": swizzle}
+    entry = {"index": index, "block_shape": list(dt.block_shape), "element": dt.element.ir_name, "swizzle": swizzle}
     known = e.tma_params.setdefault(index, entry)
     if known["swizzle"] != swizzle:
         raise CompilationError("TLXC-TLX-003", f"this descriptor copies buffers with a {swizzle}-byte swizzle here "

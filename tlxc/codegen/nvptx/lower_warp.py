@@ -64,7 +64,7 @@ def vote_ballot(e: Emitter, op: Operation) -> None:
 def warp_redux(e: Emitter, op: Operation) -> None:
     kind = op.kind
     src = e.get(op.x)
-    name = op.x.type.scalar.name
+    name = op.x.type.scalar.ir_name
     out: list[Reg] = []
     for a in src.regs:
         if name == "f32":

@@ -88,7 +88,7 @@ def instr_n(op: Operation, wg_n: int) -> int:
 
 
 def _type_name(t: DType) -> str:
-    return "tf32" if t.name == "f32" else t.name
+    return "tf32" if t.ir_name == "f32" else t.ir_name
 
 
 def async_dot_layout(op: Operation, num_warps: int) -> LinearLayout | None:
@@ -138,7 +138,7 @@ def _plan(e: Emitter, op: Operation) -> tuple[WgmmaInstr, tuple[int, int], int]:
         b_major = operand_major(b_buf.layout, "B")
         a_major = "K" if a_regs else operand_major(a.type.layout, "A")  # type: ignore[union-attr]
         n = instr_n(op, warps[1])
-        acc = _ACC_TYPES.get(rt.scalar.name)
+        acc = _ACC_TYPES.get(rt.scalar.ir_name)
         instr = check_wgmma_shape(rt.shape[0], n, a.type.shape[1] if a_regs else a.type.buf_shape[1],
                                   _type_name(b_buf.element), a_regs, a_major, b_major, acc)
     except LayoutError as err:
@@ -221,7 +221,7 @@ def async_dot(e: Emitter, op: Operation) -> None:
     wg_m, wg_n = warps[0] // 4, warps[1]
     rt: TileType = op.result.type  # type: ignore[assignment]
     acc_v, use_v = op.acc, op.use_acc
-    f16 = rt.scalar.name == "f16"
+    f16 = rt.scalar.ir_name == "f16"
     regs = _accumulator(e, acc_v, rt, f16)
     home = None if f16 else _carried_home(e, op)
     if home is not None and [r.name for r in home] != [r.name for r in regs]:
@@ -426,5 +426,5 @@ def async_dot_wait(e: Emitter, op: Operation) -> None:
 
 
 # An fp16 accumulator is packed from its async_dot through waits and loops to its first reader.
-PACKED_PRODUCERS[ops.AsyncDotOp] = lambda e, op, v: op.result.type.scalar.name == "f16"
+PACKED_PRODUCERS[ops.AsyncDotOp] = lambda e, op, v: op.result.type.scalar.ir_name == "f16"
 PACKED_PRODUCERS[ops.AsyncDotWaitOp] = lambda e, op, v: e.produces_packed(op.operands[v.index])

@@ -46,7 +46,7 @@ def int_suffix(t: DType, signed: bool | None = None) -> str:
 
 
 def float_suffix(t: DType) -> str:
-    return {"f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64"}[t.name]
+    return {"f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64"}[t.ir_name]
 
 
 def bits_suffix(cls: str) -> str:

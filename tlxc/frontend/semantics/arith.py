@@ -65,7 +65,7 @@ def computation_type(a: DType, a_py: bool, b: DType, b_py: bool, div_or_mod: boo
     if a_py != b_py:
         scalar, tensor = (a, b) if a_py else (b, a)
         if _promotion_kind(scalar) <= _promotion_kind(tensor):
-            if div_or_mod and tensor.name in ("f16", "bf16"):
+            if div_or_mod and tensor.ir_name in ("f16", "bf16"):
                 return float32
             return tensor
     if a.is_fp64() or b.is_fp64():

@@ -32,7 +32,7 @@ def _sem_scope(sem: Any, scope: Any, what: str) -> tuple[str, str]:
 
 def _element(ptr: Tensor, allowed: frozenset[str], what: str) -> DType:
     elem = ptr.dtype.pointee
-    if not isinstance(elem, DType) or elem.name not in allowed:
+    if not isinstance(elem, DType) or elem.ir_name not in allowed:
         ok = ", ".join(sorted(f"tl.{d}" for d in _tl_names(allowed)))
         fail("TLXC-TYPE-001", f"{what} does not support tl.{elem!r} elements", f"{what} takes {ok}")
     return elem
@@ -41,7 +41,7 @@ def _element(ptr: Tensor, allowed: frozenset[str], what: str) -> DType:
 def _tl_names(names: frozenset[str]) -> list[str]:
     from ...ir import types as T
 
-    by_ir = {d.name: d.tl_name for d in vars(T).values() if isinstance(d, DType)}
+    by_ir = {d.ir_name: d.tl_name for d in vars(T).values() if isinstance(d, DType)}
     return [by_ir.get(n, n) for n in names]
 
 

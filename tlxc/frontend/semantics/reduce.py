@@ -131,7 +131,7 @@ def dot(ctx: Ctx, input: Any, other: Any, acc: Any = None, input_precision: Any 
     if a.dtype.is_fp8() and b.dtype.is_fp8() and a.dtype != b.dtype:
         fail("TLXC-DOT-002", f"tl.dot with mixed fp8 formats ({a.dtype!r} and {b.dtype!r}) is not supported",
              "convert both operands to one fp8 format")
-    if a.dtype.name not in _DOT_INPUTS:
+    if a.dtype.ir_name not in _DOT_INPUTS:
         fail("TLXC-DOT-002", f"tl.dot does not take {a.dtype!r} operands")
     precision = unwrap(input_precision)
     tf32 = unwrap(allow_tf32)

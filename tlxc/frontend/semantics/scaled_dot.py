@@ -29,14 +29,14 @@ _FLOAT_OF = {"e4m3": float8e4nv, "e5m2": float8e5, "bf16": bfloat16, "fp16": flo
 def _operand(ctx: Ctx, v: Any, fmt: str, what: str) -> Tensor:
     t = as_tile(v, f"dot_scaled's {what}")
     if fmt == "e2m1":
-        if t.dtype.name != "u8":
+        if t.dtype.ir_name != "u8":
             fail(TYPE, f"dot_scaled's {what} in e2m1 holds two values per byte as uint8, got {describe(t)}")
         return t
     want = _FLOAT_OF[fmt]
     if t.dtype == want:
         return t
     bits = "u8" if want.bits == 8 else "u16"
-    if t.dtype.name != bits:
+    if t.dtype.ir_name != bits:
         fail(TYPE, f"dot_scaled's {what} in {fmt} must be {want!r} or its bits as {bits}, got {describe(t)}")
     return Tensor(ctx.b.value(ops.BitcastOp, [t.handle], TileType(t.shape, want)))
 
@@ -53,7 +53,7 @@ def _scale(v: Any, rank: int, rows: int, k: int, what: str) -> Tensor | None:
     if v is None:
         return None
     t = as_tile(v, f"dot_scaled's {what}")
-    if t.dtype.name not in ("u8", "i8") and t.dtype != float8e4nv:
+    if t.dtype.ir_name not in ("u8", "i8") and t.dtype != float8e4nv:
         fail(TYPE, f"dot_scaled's {what} holds e8m0 exponents as uint8 or e4m3 values as float8e4nv, got "
                    f"{describe(t)}")
     if len(t.shape) != rank or t.shape[-2] != rows or k % t.shape[-1] or k // t.shape[-1] not in (16, 32):

@@ -263,10 +263,10 @@ def amd_scheduled_mfma(ctx: Ctx, a: Any, b: Any, acc: Any, accumulator_role: Any
     if rank not in (2, 3) or len(tb.shape) != rank or len(tc.shape) != rank:
         fail(AMD, f"amd_scheduled_mfma needs a, b and acc of one rank, 2 (or 3 with a batch), got shapes "
                   f"{list(ta.shape)}, {list(tb.shape)} and {list(tc.shape)}")
-    if ta.dtype != tb.dtype or ta.dtype.name not in ("bf16", "f16"):
+    if ta.dtype != tb.dtype or ta.dtype.ir_name not in ("bf16", "f16"):
         fail(AMD, f"amd_scheduled_mfma needs a and b both bf16 or both fp16, got {ta.dtype!r} and {tb.dtype!r}",
              "convert the operands with .to(tl.bfloat16) or .to(tl.float16)")
-    if tc.dtype.name != "f32":
+    if tc.dtype.ir_name != "f32":
         fail(AMD, f"amd_scheduled_mfma accumulates in fp32; acc is {tc.dtype!r}")
     if ta.shape[:-2] != tb.shape[:-2] or ta.shape[:-2] != tc.shape[:-2]:
         fail(AMD, f"amd_scheduled_mfma batch dimensions differ: {list(ta.shape)}, {list(tb.shape)}, "
@@ -312,7 +312,7 @@ def amd_mfma_commit(ctx: Ctx, value: Any, preserve: Any = None) -> Any:
         fail(AMD, f"amd_mfma_commit takes an MFMA result or a non-empty tuple of them, got {describe(v)}")
     tiles = [as_tile(x, "amd_mfma_commit's value") for x in values]
     for t in tiles:
-        if t.dtype.name != "f32":
+        if t.dtype.ir_name != "f32":
             fail(AMD, f"amd_mfma_commit commits fp32 MFMA results, got {describe(t)}")
     keep = unwrap(preserve)
     for t in tiles:
@@ -320,7 +320,7 @@ def amd_mfma_commit(ctx: Ctx, value: Any, preserve: Any = None) -> Any:
     handles = [t.handle for t in tiles]
     if keep is not None:
         p = as_tile(keep, "amd_mfma_commit's preserve")
-        if p.dtype.name not in ("bf16", "f16"):
+        if p.dtype.ir_name not in ("bf16", "f16"):
             fail(AMD, f"amd_mfma_commit's preserve is a bf16 or fp16 dot operand, got {describe(p)}")
         handles.append(p.handle)
     op = ctx.b.create(ops.AmdMfmaCommitOp, handles, [h.type for h in handles], {"preserve": keep is not None})

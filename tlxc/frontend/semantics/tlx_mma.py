@@ -38,7 +38,7 @@ def _operand(v: Any, what: str, allow_registers: bool) -> tuple[tuple[int, ...],
 
 
 def check_shape(m: int, n: int, k: int, element: DType) -> None:
-    step = K_STEP.get(element.name)
+    step = K_STEP.get(element.ir_name)
     if step is None:
         fail(MMA, f"async_dot does not take {element!r} operands", "use fp16, bf16, fp32 (tf32), fp8 or int8")
     if m % 64 or n % 8 or not 8 <= n <= 256 or k % step:

@@ -39,7 +39,7 @@ def warp_redux(ctx: Ctx, x: Any, op: Any) -> Tensor:
     t = to_tensor(ctx, x)
     if not t.shape:
         fail("TLXC-SHAPE-003", f"warp_redux needs a tile, got {describe(unwrap(x))}")
-    name = getattr(t.dtype, "name", "")
+    name = getattr(t.dtype, "ir_name", "")
     kinds = FLOAT_REDUX if name == "f32" else INT_REDUX if name in ("i32", "u32") else ()
     if not kinds:
         fail("TLXC-TYPE-001", f"warp_redux takes float32, int32 or uint32 tiles, got {describe(t)}")

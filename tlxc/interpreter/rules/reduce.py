@@ -110,14 +110,14 @@ def _dot(op: Operation, state: LaunchState) -> Fn:
         return lambda a, b, c: (np.matmul(a.astype(f64), b.astype(f64)) + c.astype(f64)).astype(c.dtype)
     f32 = N.F32
     # "tf32x3"/"bf16x3"/"bf16x6" emulate full float32 accuracy with several MMAs: like ieee
-    tf32 = op.input_precision == "tf32" and a_t.name == "f32"
+    tf32 = op.input_precision == "tf32" and a_t.ir_name == "f32"
 
     def dot(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         a32, b32 = a.astype(f32), b.astype(f32)   # exact for f16/bf16/fp8 inputs
         if tf32:
             a32, b32 = N.round_to_tf32(a32), N.round_to_tf32(b32)
         out = np.matmul(a32, b32) + c.astype(f32)
-        return out if acc_t.name == "f32" else N.round_result(out, acc_t)
+        return out if acc_t.ir_name == "f32" else N.round_result(out, acc_t)
 
     return dot
 

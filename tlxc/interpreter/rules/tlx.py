@@ -462,7 +462,7 @@ def _async_dot(op: Operation, state: LaunchState) -> Fn:
     out_dt = _np(out_t)
     loc = op.loc
     has_acc, has_use = op.acc is not None, op.use_acc is not None
-    tf32 = a_t.name == "f32"
+    tf32 = a_t.ir_name == "f32"
 
     def operand(v: Any, what: str) -> np.ndarray:
         if isinstance(v, View):
@@ -485,7 +485,7 @@ def _async_dot(op: Operation, state: LaunchState) -> Fn:
         out = np.matmul(x32, y32)
         if acc is not None and use:
             out = out + acc.astype(N.F32)
-        return out if out_t.name == "f32" else N.round_result(out, out_t)
+        return out if out_t.ir_name == "f32" else N.round_result(out, out_t)
 
     return dot
 

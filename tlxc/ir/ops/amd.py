@@ -68,7 +68,7 @@ def _like(op: Operation, result: Any, source: Any, what: str = "the operand") ->
 
 
 def _is(t: Any, *names: str) -> bool:
-    return isinstance(t.scalar, DType) and t.scalar.name in names
+    return isinstance(t.scalar, DType) and t.scalar.ir_name in names
 
 
 @register
@@ -386,7 +386,7 @@ class DotScaledOp(Operation):
             fail(self, f"a, b and acc must all have rank 2 (or 3 with a batch), got {a}, {b}, {c}")
         for t, f, what in ((a, fa, "a"), (b, fb, "b")):
             want = scaled_storage(f)
-            if t.scalar.name not in want:
+            if t.scalar.ir_name not in want:
                 fail(self, f"{what} holds {f} values as {' or '.join(want)}, got {t.scalar}")
         m, k, n = scaled_dims(a.shape, b.shape, fa, fb, self.lhs_k_pack, self.rhs_k_pack)
         if k is None:

@@ -33,7 +33,7 @@ def _check_common(op: Operation, types: frozenset[str], what: str) -> None:
     if not isinstance(ptr.scalar, PointerType):
         fail(op, f"{op.NAME} needs a pointer, got {ptr}")
     elem = ptr.scalar.pointee
-    if not isinstance(elem, DType) or elem.name not in types:
+    if not isinstance(elem, DType) or elem.ir_name not in types:
         fail(op, f"{what} does not support {elem}")
     if op.sem not in SEMANTICS:
         fail(op, f"unknown sem {op.sem!r}")

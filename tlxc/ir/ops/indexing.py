@@ -75,6 +75,6 @@ class HistogramOp(Operation):
         mask = self.mask
         if mask is not None and (not is_i1(mask.type) or mask.type.shape != src.shape):
             fail(self, f"mask must be i1 of shape {src.shape}, got {mask.type}")
-        if not isinstance(dst, TileType) or len(dst.shape) != 1 or dst.scalar.name != "i32" \
+        if not isinstance(dst, TileType) or len(dst.shape) != 1 or dst.scalar.ir_name != "i32" \
                 or not is_power_of_two(dst.shape[0]):
             fail(self, f"result must be a 1-D i32 tile of a power-of-two size, got {dst}")

@@ -18,7 +18,7 @@ class _Axis(Operation):
         super().verify()
         if self.axis not in (0, 1, 2):
             fail(self, f"axis must be 0, 1 or 2, got {self.axis}")
-        if self.result.type.shape or self.result.type.scalar.name != "i32":
+        if self.result.type.shape or self.result.type.scalar.ir_name != "i32":
             fail(self, "result must be a scalar i32")
 
 
@@ -71,7 +71,7 @@ PRINTABLE_FLOATS = ("f16", "bf16", "f32", "f64")
 def printable(t: DType | PointerType) -> bool:
     if isinstance(t, PointerType):
         return True
-    return t.kind in (Kind.BOOL, Kind.INT, Kind.UINT) or t.name in PRINTABLE_FLOATS
+    return t.kind in (Kind.BOOL, Kind.INT, Kind.UINT) or t.ir_name in PRINTABLE_FLOATS
 
 
 @register

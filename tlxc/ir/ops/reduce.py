@@ -43,8 +43,8 @@ class ReduceOp(Operation):
         shape = src.shape[:axis] + src.shape[axis + 1:]
         if dst.shape != shape:
             fail(self, f"result shape must be {shape}, got {dst.shape}")
-        want = "i32" if kind in ("argmax", "argmin") else src.scalar.name
-        if dst.scalar.name != want:
+        want = "i32" if kind in ("argmax", "argmin") else src.scalar.ir_name
+        if dst.scalar.ir_name != want:
             fail(self, f"result element type must be {want}, got {dst.scalar}")
 
 

@@ -26,7 +26,7 @@ class ArangeOp(Operation):
         if not is_power_of_two(n):
             fail(self, f"arange length {n} is not a power of two")
         t = self.result.type
-        if not isinstance(t, TileType) or t.shape != (n,) or t.scalar.name != "i32":
+        if not isinstance(t, TileType) or t.shape != (n,) or t.scalar.ir_name != "i32":
             fail(self, f"result must be tile<{n}xi32>, got {t}")
 
 

@@ -61,7 +61,7 @@ class VoteBallotOp(Operation):
         t, r = self.pred.type, self.result.type
         if not is_i1(t):
             fail(self, f"vote_ballot_sync needs an i1 predicate, got {t}")
-        if r.shape != t.shape or r.scalar.name != "i32":
+        if r.shape != t.shape or r.scalar.ir_name != "i32":
             fail(self, f"the ballot is an i32 of the predicate's shape {t.shape}, got {r}")
         mask = self.mask
         if isinstance(mask, bool) or not isinstance(mask, int) or not 0 <= mask < 1 << 32:
@@ -86,7 +86,7 @@ class WarpReduxOp(Operation):
         t = self.x.type
         if not isinstance(t, TileType):
             fail(self, f"warp_redux needs a tile, got {t}")
-        name = t.scalar.name
+        name = t.scalar.ir_name
         kinds = FLOAT_REDUX if name == "f32" else INT_REDUX if name in ("i32", "u32") else ()
         if not kinds:
             fail(self, f"warp_redux takes f32, i32 or u32 elements, got {t.scalar}")

@@ -75,12 +75,12 @@ def eligible(op: DotOp, num_warps: int, instr_k: Callable[[str], int | None]) ->
     if len(a.shape) != 2 or num_warps % 4:
         return False
     elem = a.scalar
-    if not isinstance(elem, DType) or _ACC.get(elem.name) != c.scalar.name or b.scalar != elem:
+    if not isinstance(elem, DType) or _ACC.get(elem.ir_name) != c.scalar.ir_name or b.scalar != elem:
         return False
     (m, k), n = a.shape, b.shape[1]
     if not all(_pow2(d) for d in (m, n, k)) or m % WARPGROUP_ROWS:
         return False
-    step = instr_k(elem.name)
+    step = instr_k(elem.ir_name)
     return step is not None and k % step == 0
 
 

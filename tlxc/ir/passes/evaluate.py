@@ -157,11 +157,11 @@ def eval_int_unary(name: str, a: int, t: DType) -> int | None:
 
 # -- floats -----------------------------------------------------------------------------
 def _compute_dtype(t: DType) -> Any:
-    return np.float64 if t.name == "f64" else np.float32
+    return np.float64 if t.ir_name == "f64" else np.float32
 
 
 def eval_float_binary(name: str, a: float, b: float, t: DType, propagate_nan: bool = False) -> float | None:
-    if t.name not in ARITH_FLOATS:
+    if t.ir_name not in ARITH_FLOATS:
         return None
     if name in ("minimum", "maximum"):
         if math.isnan(a) or math.isnan(b):
@@ -190,7 +190,7 @@ def eval_float_binary(name: str, a: float, b: float, t: DType, propagate_nan: bo
 
 
 def eval_float_unary(name: str, a: float, t: DType) -> float | None:
-    if t.name not in ARITH_FLOATS:
+    if t.ir_name not in ARITH_FLOATS:
         return None
     match name:
         case "neg":
