@@ -203,3 +203,36 @@ def test_ptxas_accepts_it_without_serializing(arch: str) -> None:
     assert "cp.async.bulk.tensor" in _loop_of(ptx)
     log = ptxas(ptx, arch).log
     assert "serialized" not in log and "Performance Loss" not in log, log
+
+
+@tlxc.jit
+def two_loops(a_ptr, b_ptr, c_ptr, M, N, K, K_END, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+              TWICE: tl.constexpr):
+    """``desc_matmul``'s loop, and (``TWICE``) the same loop again after it, as causal
+    attention runs one loop left of the diagonal and one on it."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(0, K_END, BK):
+        acc = tl.dot(a_desc.load([pid_m * BM, k]), b_desc.load([pid_n * BN, k]).T, acc)
+    if TWICE:
+        for k in tl.range(0, K_END, BK):
+            acc = tl.dot(a_desc.load([pid_m * BM, k]), b_desc.load([pid_n * BN, k]).T, acc)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+def test_the_rings_of_two_loops_share_their_bytes() -> None:
+    # each ring's TMA copies are retired by the waits on its own mbarriers, all in its
+    # own loop: the second loop's rings reuse the first one's bytes (before, a TMA copy
+    # lasted until the kernel's last barrier_wait of any barrier -- the second loop's)
+    shared = []
+    for twice in (False, True):
+        ck = two_loops.compile(SIG, constants=dict(BM=128, BN=128, BK=64, TWICE=twice), arch="sm_90a",
+                               num_warps=4, num_stages=3)
+        ck.asm["ptx"]
+        shared.append(ck.metadata["shared"])
+    assert shared[0] >= 3 * (128 * 64 * 2) * 2  # two rings of three 16 KB slots
+    assert 0 <= shared[1] - shared[0] <= 64  # only the second loop's mbarriers (live for the whole kernel)

@@ -22,7 +22,8 @@ the passes and emitters after it; ``plan(func)`` computes it without writing):
   asynchronous copy or MMA touches lasts until the last op that retires that kind of
   work -- the ops whose class says it ``RETIRES`` it: ``async_wait_group``,
   ``barrier_wait``, ``async_dot_wait``, ``tma_store_wait`` -- or to the kernel's end when
-  none follows; a use in an ``async_tasks`` partition of an allocation made outside it
+  none follows; a TMA load's work is retired only by a ``barrier_wait`` on its own
+  mbarrier allocation; a use in an ``async_tasks`` partition of an allocation made outside it
   lasts to the region's end, since partitions run side by side; an allocation made in a
   partition has its own range in that partition, and is kept apart from every
   allocation made in another partition of the region (so the staging buffers of two
@@ -254,12 +255,25 @@ def live_ranges(func: Operation, order: ProgramOrder, roots: dict[int, frozenset
                 if waited is not None:
                     p = order.effective(waited, root)
                 elif async_kind is not None:
-                    later = [order.effective(r, root) for r in retire.get(async_kind, [])]
+                    later = [order.effective(r, root) for r in _retirers(user, retire.get(async_kind, []), roots)]
                     last = max(later, default=-1)
                     p = last if last >= p else order.last
                 end = max(end, p)
         out[id(root)] = (start, end)
     return out
+
+
+def _retirers(user: Operation, candidates: list[Operation],
+              roots: dict[int, frozenset[Operation]]) -> list[Operation]:
+    """The ops among ``candidates`` that can retire ``user``'s work: for a TMA load, only
+    the waits on its own mbarrier allocation (its bytes are observed through that barrier
+    and no other: the rings of two pipelined loops are then free for each other); for
+    other work, all of them."""
+    if isinstance(user, ops.TmaLoadOp):
+        mine = roots.get(id(user.bar), frozenset())
+        if mine:
+            return [r for r in candidates if roots.get(id(r.operands[0]), frozenset()) & mine]
+    return candidates
 
 
 def _waited_in_block(user: Operation) -> Operation | None:
