@@ -124,3 +124,17 @@ def test_sm100a_mma_sync_copies_16_bytes(strides: str) -> None:
     if find_tool("ptxas") is None:
         pytest.skip("ptxas not found")
     assert ck.metadata["spill_stores"] == 0 and ck.metadata["spill_loads"] == 0
+
+
+@pytest.mark.parametrize("strides", ["b-k-contiguous", "a-m-contiguous"])
+def test_unpipelined_operand_stores_16_bytes(strides: str) -> None:
+    # num_stages=1: no ring; dot-to-wgmma stores the loaded tile into its own buffer, which
+    # takes the same transposed layout as the load's vectors (16-byte st.shared, not one
+    # 2-byte store per element)
+    sig = "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16," + STRIDES[strides] + ",i32:16,i32:1"
+    ck = matmul_kernel.compile(sig, constants=dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_SIZE_M=8),
+                               arch="sm_90a", num_warps=4, num_stages=1)
+    stores = re.findall(r"st\.shared(\.[a-z0-9]+)*", ck.asm["ptx"])
+    loop = re.split(r"\$_for_exit\d+:", re.split(r"\$_for_head\d+:", ck.asm["ptx"])[1])[0]
+    assert re.findall(r"st\.shared[.a-z0-9]*", loop) == ["st.shared.v4.b32"] * 16  # A and B: 32 KiB / 128 threads
+    assert stores  # the epilogue's too

@@ -13,8 +13,9 @@ buffers -- carries a layout, and the layouts of views agree with their allocatio
   bytes of the contiguous (last) dim as Triton does (``choose_nvmma_swizzle``); rank 1 is
   plain. The contiguous dim is the one before the last instead (the *transposed* NVMMA
   layout: K-major for a ``[K, N]`` B, MN-major for an ``[M, K]`` A) when the buffer is
-  filled by ``async_load`` from pointers that the axis analysis proves contiguous along
-  that dim and not along the last (``AxisInfoMap.vector_dim``: the ``[K, N]`` tile of a
+  filled by ``async_load`` -- or by ``local_store`` of a ``load``'s tile, the operand
+  buffer ``dot-to-wgmma`` fills when the loop is not pipelined -- from pointers that the
+  axis analysis proves contiguous along that dim and not along the last (``AxisInfoMap.vector_dim``: the ``[K, N]`` tile of a
   K-contiguous matrix, tutorial 09's ``b.T``) and is otherwise only read by
   ``local_load`` and 16-bit ``async_dot`` operands (wgmma reads 16-bit operands either
   way; other element types only K-major): then each thread's ``cp.async`` copies 16
@@ -216,15 +217,17 @@ def _filled_along_rows(func: Operation, roots: dict[int, frozenset[Operation]],
     axis = None
     votes: dict[Operation, bool] = {}
     for op in func.walk():
-        if not isinstance(op, ops.AsyncLoadOp) or not _is_smem(op.buf) or not op.ptr.type.shape:
+        source = _copied_from(op)
+        if source is None or not _is_smem(op.buf):
             continue
         if axis is None:
             axis = analyze(func)
-        pointer = op.ptr.type.scalar
+        ptr, mask = source
+        pointer = ptr.type.scalar
         assert isinstance(pointer, PointerType)  # the op's verify() checked it
-        rank = len(op.ptr.type.shape)
+        rank = len(ptr.type.shape)
         nbytes = 8 if isinstance(pointer.pointee, PointerType) else max(1, pointer.pointee.bits // 8)
-        found = axis.vector_dim(op.ptr, nbytes, max_vector_bytes, op.mask)
+        found = axis.vector_dim(ptr, nbytes, max_vector_bytes, mask)
         along = found is not None and found[0] == rank - 2
         for alloc in roots.get(id(op.buf), frozenset()):
             votes[alloc] = votes.get(alloc, True) and along
@@ -232,12 +235,24 @@ def _filled_along_rows(func: Operation, roots: dict[int, frozenset[Operation]],
             if yes and isinstance(a, ops.LocalAllocOp) and _only_copied_and_read(a.result)}
 
 
+def _copied_from(op: Operation) -> tuple[Value, Value | None] | None:
+    """(pointers, mask) of the global tile that ``op`` puts into a buffer unchanged: an
+    ``async_load``'s, or those of the ``load`` whose result a ``local_store`` stores (the
+    operand ``dot-to-wgmma`` stores when the loop is not pipelined); None for anything else."""
+    if isinstance(op, ops.AsyncLoadOp) and op.ptr.type.shape:
+        return op.ptr, op.mask
+    if isinstance(op, ops.LocalStoreOp) and isinstance(op.value.owner, ops.LoadOp) and op.value.type.shape:
+        load = op.value.owner
+        return load.ptr, load.mask
+    return None
+
+
 def _only_copied_and_read(buf: Value) -> bool:
     for user in buf.uses:
         if isinstance(user, ops.LocalViewOp) and user.buf is buf:
             if not _only_copied_and_read(user.result):
                 return False
-        elif isinstance(user, ops.AsyncLoadOp) and user.buf is buf:
+        elif isinstance(user, (ops.AsyncLoadOp, ops.LocalStoreOp)) and user.buf is buf:
             continue
         elif isinstance(user, ops.LocalLoadOp) and user.buf is buf:
             continue
