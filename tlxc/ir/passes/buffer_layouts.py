@@ -15,8 +15,9 @@ buffers -- carries a layout, and the layouts of views agree with their allocatio
   layout: K-major for a ``[K, N]`` B, MN-major for an ``[M, K]`` A) when the buffer is
   filled by ``async_load`` -- or by ``local_store`` of a ``load``'s tile, the operand
   buffer ``dot-to-wgmma`` fills when the loop is not pipelined -- from pointers that the
-  axis analysis proves contiguous along that dim and not along the last (``AxisInfoMap.vector_dim``: the ``[K, N]`` tile of a
-  K-contiguous matrix, tutorial 09's ``b.T``) and is otherwise only read by
+  axis analysis proves contiguous along that dim and not along the last
+  (``AxisInfoMap.vector_dim``: the ``[K, N]`` tile of a K-contiguous matrix, tutorial
+  09's ``b.T``) and is otherwise only read by
   ``local_load`` and 16-bit ``async_dot`` operands (wgmma reads 16-bit operands either
   way; other element types only K-major): then each thread's ``cp.async`` copies 16
   contiguous bytes into 16 contiguous bytes of the buffer, as Triton's shared encoding

@@ -58,65 +58,35 @@ from .. import ops
 from ..builder import Builder
 from ..core import Operation, Value
 from ..types import MemDescType, int1, tile, token
-from . import dce, register_prefetch, tma_ring
-from .dot_loop_plan import Cloner, Plan, carry_more, const, elem, innermost_loops, next_op, plan, yield_more
+from . import dce, register_prefetch, ring_pipeline, tma_ring
+from .dot_loop_plan import Plan, elem, innermost_loops, plan
 from .options import PassOptions
-from .ring_slots import next_slot
 
 
-def _issue(b: Builder, p: Plan[ops.LoadOp], m: dict[int, Value], rings: list[Value], slot: Value,
-           valid: Value) -> None:
-    """The asynchronous copies of one iteration into ``slot``, masked by ``valid``."""
-    for ld, ring in zip(p.loads, rings):
-        t = ld.result.type
-        buf = b.value(ops.LocalViewOp, [ring, slot], MemDescType(t.shape, elem(t), 0))
-        mask = b.value(ops.SplatOp, [valid], tile(t.shape, int1))
-        if ld.mask is not None:
-            mask = b.value(ops.AndOp, [m.get(id(ld.mask), ld.mask), mask], mask.type)
-        other = m.get(id(ld.other), ld.other) if ld.other is not None else None
-        b.create(ops.AsyncLoadOp, [m.get(id(ld.ptr), ld.ptr), buf], [token],
-                 {"cache": ld.cache, "eviction": ld.eviction}, optional={"mask": mask, "other": other})
-    b.create(ops.AsyncCommitGroupOp, [], [token])
+class _AsyncCopy(ring_pipeline.RingForm[ops.LoadOp]):
+    """The ``cp.async`` form: one commit group per iteration, waited for with the groups
+    of the ``S - 2`` later iterations still in flight."""
 
-
-def rewrite(p: Plan[ops.LoadOp], stages: int) -> None:
-    """The ``async_copy`` form (the module doc's picture)."""
-    loop = p.loop
-    cl = Cloner(p)
-    loc = loop.loc
-    lb, ub = loop.lb, loop.ub
-    with Builder(None, loc).before(loop) as b:
-        rings = [b.value(ops.LocalAllocOp, [], MemDescType(ld.result.type.shape, elem(ld.result.type), stages))
-                 for ld in p.loads]
-        state = [loop.inits[j] for j in p.carried]
-        for s in range(stages - 1):
-            iv = lb if s == 0 else b.value(ops.AddOp, [lb, const(b, s * p.step, lb.type)], lb.type)
-            valid = b.value(ops.CmpOp, [iv, ub], int1, predicate="lt")
-            m = cl.run(b, iv, state)
-            _issue(b, p, m, rings, const(b, s), valid)
-            state = cl.next_state(m)
-        new, extra = carry_more(p, cl, b, state + [const(b, 0), const(b, stages - 1)])
-    nb = new.body
-    ahead, (read, write) = extra[:-2], extra[-2:]
-    with Builder(None, loc).before(nb.ops[0]) as b:
-        b.create(ops.AsyncWaitGroupOp, [], [token], {"pendings": stages - 2})
+    def issue(self, b: Builder, p: Plan[ops.LoadOp], m: dict[int, Value], rings: list[Value], slot: Value,
+              valid: Value) -> None:
+        """The asynchronous copies of one iteration into ``slot``, masked by ``valid``."""
         for ld, ring in zip(p.loads, rings):
             t = ld.result.type
-            view = b.value(ops.LocalViewOp, [ring, read], MemDescType(t.shape, elem(t), 0))
-            ld.result.replace_all_uses_with(b.value(ops.LocalLoadOp, [view], t))
-    with Builder(None, loc).before(nb.ops[-1]) as b:
-        iv = nb.args[0]
-        iv_ahead = b.value(ops.AddOp, [iv, const(b, (stages - 1) * p.step, iv.type)], iv.type)
-        valid = b.value(ops.CmpOp, [iv_ahead, ub], int1, predicate="lt")
-        m = cl.run(b, iv_ahead, ahead)
-        _issue(b, p, m, rings, write, valid)
-        carried_out = cl.next_state(m) + [next_slot(b, read, stages), next_slot(b, write, stages)]
-    yield_more(new, carried_out)
-    for ld in p.loads:
-        ld.erase()
-    # the copies issued for iterations past the end (masked off) are retired before the
-    # ring's memory can be reused
-    with Builder(None, loc).before(next_op(new)) as b:
+            buf = b.value(ops.LocalViewOp, [ring, slot], MemDescType(t.shape, elem(t), 0))
+            mask = b.value(ops.SplatOp, [valid], tile(t.shape, int1))
+            if ld.mask is not None:
+                mask = b.value(ops.AndOp, [m.get(id(ld.mask), ld.mask), mask], mask.type)
+            other = m.get(id(ld.other), ld.other) if ld.other is not None else None
+            b.create(ops.AsyncLoadOp, [m.get(id(ld.ptr), ld.ptr), buf], [token],
+                     {"cache": ld.cache, "eviction": ld.eviction}, optional={"mask": mask, "other": other})
+        b.create(ops.AsyncCommitGroupOp, [], [token])
+
+    def wait(self, b: Builder, read: Value, carried: list[Value], stages: int) -> None:
+        b.create(ops.AsyncWaitGroupOp, [], [token], {"pendings": stages - 2})
+
+    def after(self, b: Builder) -> None:
+        # the copies issued for iterations past the end (masked off) are retired before the
+        # ring's memory can be reused
         b.create(ops.AsyncWaitGroupOp, [], [token], {"pendings": 0})
 
 
@@ -139,7 +109,7 @@ def _pipeline(loop: ops.ForOp, stages: int, options: PassOptions) -> bool:
     p = plan(loop, ops.LoadOp) if target.has.async_copy else None
     if p is None:
         return False
-    rewrite(p, stages)
+    ring_pipeline.rewrite(p, stages, _AsyncCopy())
     return True
 
 

@@ -50,67 +50,45 @@ from .. import ops
 from ..builder import Builder
 from ..core import Value
 from ..types import BarrierType, MemDescType, TensorDescType, int1, int32, narrow
-from .dot_loop_plan import Cloner, Plan, carry_more, const, elem, yield_more
-from .ring_slots import next_slot
+from . import ring_pipeline
+from .dot_loop_plan import Plan, const, elem
 
 
-def _issue(b: Builder, p: Plan[ops.DescriptorLoadOp], m: dict[int, Value], rings: list[Value], bars: Value,
-           slot: Value, valid: Value) -> None:
-    """The TMA copies of one iteration into ``slot``, all completing on its mbarrier; none
-    where ``valid`` is false."""
-    bar = b.value(ops.BarrierViewOp, [bars, slot], BarrierType(0))
-    nbytes = sum(narrow(ld.desc.type, TensorDescType).block_bytes for ld in p.loads)
-    b.create(ops.BarrierExpectOp, [bar], [], {"bytes": nbytes}, optional={"pred": valid})
-    for ld, ring in zip(p.loads, rings):
-        t = ld.result.type
-        buf = b.value(ops.LocalViewOp, [ring, slot], MemDescType(t.shape, elem(t), 0))
-        coords = [m.get(id(c), c) for c in ld.coords]
-        b.create(ops.TmaLoadOp, [m.get(id(ld.desc), ld.desc), buf, bar, *coords], [], optional={"pred": valid})
+class Tma(ring_pipeline.RingForm[ops.DescriptorLoadOp]):
+    """The TMA form: one mbarrier per slot (``setup``), waited on with a carried parity."""
 
+    bars: Value
 
-def _next_phase(b: Builder, slot: Value, phase: Value, n: int) -> Value:
-    """The wait parity of the iteration after the one that read ``slot`` with ``phase``:
-    flipped when the ring wraps around."""
-    last = b.value(ops.CmpOp, [slot, const(b, n - 1)], int1, predicate="eq")
-    flipped = b.value(ops.XorOp, [phase, const(b, 1)], int32)
-    return b.value(ops.SelectOp, [last, flipped, phase], int32)
+    def setup(self, b: Builder, stages: int) -> None:
+        self.bars = b.value(ops.BarrierAllocOp, [], BarrierType(stages), count=1)
+
+    def issue(self, b: Builder, p: Plan[ops.DescriptorLoadOp], m: dict[int, Value], rings: list[Value],
+              slot: Value, valid: Value) -> None:
+        """The TMA copies of one iteration into ``slot``, all completing on its mbarrier;
+        none where ``valid`` is false."""
+        bar = b.value(ops.BarrierViewOp, [self.bars, slot], BarrierType(0))
+        nbytes = sum(narrow(ld.desc.type, TensorDescType).block_bytes for ld in p.loads)
+        b.create(ops.BarrierExpectOp, [bar], [], {"bytes": nbytes}, optional={"pred": valid})
+        for ld, ring in zip(p.loads, rings):
+            t = ld.result.type
+            buf = b.value(ops.LocalViewOp, [ring, slot], MemDescType(t.shape, elem(t), 0))
+            coords = [m.get(id(c), c) for c in ld.coords]
+            b.create(ops.TmaLoadOp, [m.get(id(ld.desc), ld.desc), buf, bar, *coords], [], optional={"pred": valid})
+
+    def carried(self, b: Builder) -> list[Value]:
+        return [const(b, 0)]  # the wait parity
+
+    def wait(self, b: Builder, read: Value, carried: list[Value], stages: int) -> None:
+        bar = b.value(ops.BarrierViewOp, [self.bars, read], BarrierType(0))
+        b.create(ops.BarrierWaitOp, [bar, carried[0]], [])
+
+    def next_carried(self, b: Builder, read: Value, carried: list[Value], stages: int) -> list[Value]:
+        """The wait parity of the next iteration: flipped when the ring wraps around."""
+        last = b.value(ops.CmpOp, [read, const(b, stages - 1)], int1, predicate="eq")
+        flipped = b.value(ops.XorOp, [carried[0], const(b, 1)], int32)
+        return [b.value(ops.SelectOp, [last, flipped, carried[0]], int32)]
 
 
 def rewrite(p: Plan[ops.DescriptorLoadOp], stages: int) -> None:
     """The TMA ring (the module doc's picture)."""
-    loop = p.loop
-    cl = Cloner(p)
-    loc = loop.loc
-    lb, ub = loop.lb, loop.ub
-    with Builder(None, loc).before(loop) as b:
-        rings = [b.value(ops.LocalAllocOp, [], MemDescType(ld.result.type.shape, elem(ld.result.type), stages))
-                 for ld in p.loads]
-        bars = b.value(ops.BarrierAllocOp, [], BarrierType(stages), count=1)
-        state = [loop.inits[j] for j in p.carried]
-        for s in range(stages - 1):
-            iv = lb if s == 0 else b.value(ops.AddOp, [lb, const(b, s * p.step, lb.type)], lb.type)
-            valid = b.value(ops.CmpOp, [iv, ub], int1, predicate="lt")
-            m = cl.run(b, iv, state)
-            _issue(b, p, m, rings, bars, const(b, s), valid)
-            state = cl.next_state(m)
-        new, extra = carry_more(p, cl, b, state + [const(b, 0), const(b, 0), const(b, stages - 1)])
-    nb = new.body
-    ahead, (read, phase, write) = extra[:-3], extra[-3:]
-    with Builder(None, loc).before(nb.ops[0]) as b:
-        bar = b.value(ops.BarrierViewOp, [bars, read], BarrierType(0))
-        b.create(ops.BarrierWaitOp, [bar, phase], [])
-        for ld, ring in zip(p.loads, rings):
-            t = ld.result.type
-            view = b.value(ops.LocalViewOp, [ring, read], MemDescType(t.shape, elem(t), 0))
-            ld.result.replace_all_uses_with(b.value(ops.LocalLoadOp, [view], t))
-    with Builder(None, loc).before(nb.ops[-1]) as b:
-        iv = nb.args[0]
-        iv_ahead = b.value(ops.AddOp, [iv, const(b, (stages - 1) * p.step, iv.type)], iv.type)
-        valid = b.value(ops.CmpOp, [iv_ahead, ub], int1, predicate="lt")
-        m = cl.run(b, iv_ahead, ahead)
-        _issue(b, p, m, rings, bars, write, valid)
-        carried_out = cl.next_state(m) + [next_slot(b, read, stages), _next_phase(b, read, phase, stages),
-                                          next_slot(b, write, stages)]
-    yield_more(new, carried_out)
-    for ld in p.loads:
-        ld.erase()
+    ring_pipeline.rewrite(p, stages, Tma())
