@@ -35,6 +35,9 @@ def bare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     site = tmp_path / "site"
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))
+    # packages found only in the fake site: a machine's real nvidia wheels or Triton (whose
+    # bundled ptxas would be found, and the tools beside it) must not leak in
+    monkeypatch.setattr(rt_ptxas, "_package_roots", lambda pkg: [str(site / pkg)] if (site / pkg).is_dir() else [])
     rt_ptxas.find_ptxas.cache_clear()
     rt_ptxas.find_nvidia_tool.cache_clear()
     yield site
