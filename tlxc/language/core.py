@@ -177,6 +177,9 @@ atomic_xor = _b("atomic_xor", "Atomic bitwise xor in memory; returns the old val
 atomic_xchg = _b("atomic_xchg", "Atomically exchange memory for a value; returns the old values.")
 atomic_cas = _b("atomic_cas", "Atomic compare-and-swap; returns the old values.")
 make_tensor_descriptor = _b("make_tensor_descriptor", "A TMA tensor descriptor built on the device.")
+load_tensor_descriptor = _b("load_tensor_descriptor", "desc.load(offsets): a tensor descriptor's block at offsets.")
+store_tensor_descriptor = _b("store_tensor_descriptor", "desc.store(offsets, value): store a block through a "
+                             "tensor descriptor.")
 # -- shapes -----------------------------------------------------------------------------
 reshape = _b("reshape", "Same elements, new shape.")
 view = _b("view", "Same elements, new shape (older spelling of reshape).")

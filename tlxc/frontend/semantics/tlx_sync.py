@@ -371,7 +371,7 @@ def async_descriptor_store_wait(ctx: Ctx, pendings: Any) -> None:
     ctx.b.create(ops.TmaStoreWaitOp, [], [], {"pendings": n})
 
 
-@rule("tlx.descriptor_load")
+@rule("tlx.descriptor_load", "load_tensor_descriptor")
 def descriptor_load(ctx: Ctx, desc: Any, offsets: Any) -> Tensor:
     d = descriptor(desc)
     dt: TensorDescType = d.type  # type: ignore[assignment]
@@ -380,7 +380,7 @@ def descriptor_load(ctx: Ctx, desc: Any, offsets: Any) -> Tensor:
     return Tensor(ctx.b.value(ops.DescriptorLoadOp, [d.handle, *coords], TileType(dt.block_shape, dt.element)))
 
 
-@rule("tlx.descriptor_store")
+@rule("tlx.descriptor_store", "store_tensor_descriptor")
 def descriptor_store(ctx: Ctx, desc: Any, offsets: Any, value: Any) -> None:
     d = descriptor(desc)
     dt: TensorDescType = d.type  # type: ignore[assignment]
