@@ -441,6 +441,19 @@ def test_hints_promise_what_cannot_be_proved() -> None:
     assert a.cdk("pa") == ((1,), (16,), (1,))  # bytes, for a pointer
 
 
+def test_max_constancy_promises_runs_of_equal_values() -> None:
+    # tl.max_constancy(x, 8): runs of 8 equal elements (a row index broadcast in disguise)
+    a = offsets("""
+        %sm = splat %m : tile<1024xi32>
+        %wrapped = rem %offs, %sm : tile<1024xi32>
+        %k = max_constancy %wrapped {values = [8]} : tile<1024xi32>
+        %strong = max_constancy %sm {values = [8]} : tile<1024xi32>
+    """, "%m: i32", (1,))
+    assert a.cdk("wrapped") == ((1,), (1,), (1,))
+    assert a.cdk("k") == ((1,), (1,), (8,))
+    assert a.cdk("strong") == ((1,), (1,), (1024,))  # a hint never forgets a proof (a splat is all equal)
+
+
 # -- control flow -------------------------------------------------------------------------
 def test_for_induction_variable_is_a_multiple_of_lb_and_step() -> None:
     a = run("""

@@ -174,6 +174,7 @@ ROUNDTRIP: dict[str, str] = {
     "print": kernel('print %t, %n, %q {prefix = " x: ", hex = true}\nprint {prefix = " 100% \\"done\\""}'),
     "multiple_of": kernel("%0 = multiple_of %i {values = [16]} : tile<16xi32>"),
     "max_contiguous": kernel("%0 = max_contiguous %i {values = [16]} : tile<16xi32>"),
+    "max_constancy": kernel("%0 = max_constancy %i {values = [4]} : tile<16xi32>"),
     "reduce": kernel("""
         %0 = reduce %t {axis = 0, kind = "argmax"} : i32
         %1 = constant {value = 1.0} : tile<4x16xf32>

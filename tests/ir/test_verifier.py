@@ -144,6 +144,8 @@ INVALID: dict[str, tuple[str, str]] = {
                     "needs one value per dimension (1), got 2"),
     "max_contiguous": (kernel("%0 = max_contiguous %i {values = [0]} : tile<16xi32>"),
                        "values must be positive integers"),
+    "max_constancy": (kernel("%0 = max_constancy %i {values = [4, 4]} : tile<16xi32>"),
+                      "needs one value per dimension (1), got 2"),
     "reduce": (kernel('%0 = reduce %t {axis = 1, kind = "sum"} : f32'), "axis 1 out of range for shape (16,)"),
     "reduce_combine": (kernel("""
         %0 = reduce_combine %t {axis = 0} : f32 {

@@ -53,7 +53,7 @@ from .visitor import CodeGenerator
 # on the elements. Everything in ir/ops/arith.py is elementwise.
 _ELEMENTWISE_MODULE = ops.ConstantOp.__module__
 _ALLOWED = (ops.SplatOp, ops.BroadcastOp, ops.IfOp, ops.ForOp, ops.WhileOp, ops.YieldOp, ops.ConditionOp,
-            ops.ProgramIdOp, ops.NumProgramsOp, ops.MultipleOfOp, ops.MaxContiguousOp)
+            ops.ProgramIdOp, ops.NumProgramsOp, ops.MultipleOfOp, ops.MaxContiguousOp, ops.MaxConstancyOp)
 _NO_VALUE = ("<nothing returned yet>",)
 
 

@@ -26,7 +26,7 @@ SHORT_NAME = "tl"  # how kernels spell this module (in messages)
 # yet", rather than an unknown name (the frontend's attribute lookup reads the NOT_YET of
 # any tlxc library module)
 NOT_YET = frozenset({
-    "bitonic_merge", "max_constancy", "slice",
+    "bitonic_merge", "slice",
 })
 
 _RANDOM = ("philox_impl", "philox", "randint4x", "randint", "uint_to_uniform_float", "rand", "rand4x",

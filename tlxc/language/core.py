@@ -251,6 +251,7 @@ inline_asm_elementwise = _b("inline_asm_elementwise", "Inline PTX applied to eve
 debug_barrier = _b("debug_barrier", "A barrier of every thread of the program (__syncthreads).")
 multiple_of = _b("multiple_of", "Promise that values are multiples of a number.")
 max_contiguous = _b("max_contiguous", "Promise that runs of values are consecutive.")
+max_constancy = _b("max_constancy", "Promise that runs of values are equal.")
 assume = _b("assume", "Promise that a condition holds.")
 
 BUILTINS: dict[str, Builtin] = {

@@ -78,7 +78,7 @@ def splat(e: Emitter, op: Operation) -> None:
     e.set(op.result, [x] * num_regs(op.result.type))
 
 
-@lowers(ops.MultipleOfOp, ops.MaxContiguousOp)
+@lowers(ops.MultipleOfOp, ops.MaxContiguousOp, ops.MaxConstancyOp)
 def hint(e: Emitter, op: Operation) -> None:
     src = e.get(op.x)
     e.set(op.result, src.vals, src.layout)

@@ -64,7 +64,7 @@ def splat(e: Emitter, op: Operation) -> None:
     e.set(op.result, [x] * op.result.type.layout.in_dim_size("register"))
 
 
-@lowers(ops.MultipleOfOp, ops.MaxContiguousOp)
+@lowers(ops.MultipleOfOp, ops.MaxContiguousOp, ops.MaxConstancyOp)
 def hint(e: Emitter, op: Operation) -> None:
     src = e.get(op.x)
     e.set(op.result, src.regs, src.layout)

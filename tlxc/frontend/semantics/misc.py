@@ -133,6 +133,11 @@ def max_contiguous(ctx: Ctx, input: Any, values: Any) -> Tensor:
     return _hint(ctx, ops.MaxContiguousOp, input, values, "tl.max_contiguous")
 
 
+@rule("max_constancy")
+def max_constancy(ctx: Ctx, input: Any, values: Any) -> Tensor:
+    return _hint(ctx, ops.MaxConstancyOp, input, values, "tl.max_constancy")
+
+
 @rule("assume")
 def assume(ctx: Ctx, cond: Any) -> None:
     c = unwrap(cond)

@@ -118,6 +118,6 @@ def _inline_asm(op: Operation, state: LaunchState) -> Fn:
     return run
 
 
-@evaluates(X.MultipleOfOp, X.MaxContiguousOp)
+@evaluates(X.MultipleOfOp, X.MaxContiguousOp, X.MaxConstancyOp)
 def _hint(op: Operation, state: LaunchState) -> Fn:
     return lambda x: x

@@ -493,7 +493,7 @@ def _reshape(x: AxisInfo, src: Type, dst: Type, can_reorder: bool, unit: int) ->
 
 
 def _hint(x: AxisInfo, name: str, values: Sequence[int]) -> AxisInfo:
-    """``multiple_of`` / ``max_contiguous``: the user's promise, in the units of the
+    """``multiple_of`` / ``max_contiguous`` / ``max_constancy``: the user's promise, in the units of the
     value (bytes for a pointer's ``multiple_of``). As in Triton, ``multiple_of`` speaks of
     the first element of every run (for a run no promise could cover every element), so
     the idiom ``max_contiguous(multiple_of(x, B), B)`` promises runs of ``B`` starting at
@@ -505,6 +505,9 @@ def _hint(x: AxisInfo, name: str, values: Sequence[int]) -> AxisInfo:
     if name == "multiple_of":
         div = tuple(max(a, h) for a, h in zip(x.divisibility, hinted))
         return AxisInfo(x.contiguity, div, x.constancy, x.constant, x.non_negative)
+    if name == "max_constancy":
+        k = tuple(max(a, h) for a, h in zip(x.constancy, hinted))
+        return AxisInfo(x.contiguity, x.divisibility, k, x.constant, x.non_negative)
     c = tuple(max(a, h) for a, h in zip(x.contiguity, hinted))
     return AxisInfo(c, x.divisibility, x.constancy, x.constant, x.non_negative)
 
@@ -677,7 +680,7 @@ class _Analyzer:
                     return AxisInfo((1,), (every,), (k_last,), both.constant, both.non_negative)
                 return AxisInfo(both.contiguity + (1,), both.divisibility + (every,), both.constancy + (k_last,),
                                 both.constant, both.non_negative)
-            case ops.MultipleOfOp() | ops.MaxContiguousOp():
+            case ops.MultipleOfOp() | ops.MaxContiguousOp() | ops.MaxConstancyOp():
                 return _hint(xs[0], op.NAME, op.values)
             case ops.ConvertLayoutOp():  # the same values, held by other threads
                 return xs[0]

@@ -155,3 +155,10 @@ class MaxContiguousOp(_Hint):
     """Runs of ``values`` consecutive elements of the operand are consecutive integers."""
 
     NAME = "max_contiguous"
+
+
+@register
+class MaxConstancyOp(_Hint):
+    """Runs of ``values`` consecutive elements of the operand are equal."""
+
+    NAME = "max_constancy"

@@ -73,7 +73,7 @@ def _producers(v: Value) -> list[Value] | None:
         src = v.op
         if isinstance(src, (ops.AddPtrOp, ops.AddOp, ops.SubOp, ops.MulOp, ops.AndOp, ops.OrOp, ops.XorOp,
                             ops.ShlOp, ops.ShrOp, ops.IDivOp, ops.RemOp, ops.SelectOp, ops.CmpOp,
-                            ops.MinimumOp, ops.MaximumOp, ops.MultipleOfOp, ops.MaxContiguousOp)):
+                            ops.MinimumOp, ops.MaximumOp, ops.MultipleOfOp, ops.MaxContiguousOp, ops.MaxConstancyOp)):
             return [u for u in src.operands if isinstance(u.type, TileType)]
         if isinstance(src, ops.ForOp):
             return [src.inits[v.index], src.body.ops[-1].operands[v.index]]

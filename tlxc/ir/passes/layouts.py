@@ -54,7 +54,7 @@ _ELEMENTWISE = (
     ops.AddOp, ops.SubOp, ops.MulOp, ops.DivOp, ops.IDivOp, ops.RemOp, ops.AndOp, ops.OrOp, ops.XorOp,
     ops.ShlOp, ops.ShrOp, ops.MinimumOp, ops.MaximumOp, ops.CmpOp, ops.SelectOp, ops.NegOp, ops.NotOp,
     ops.AbsOp, ops.FmaOp, ops.ConvertOp, ops.BitcastOp, ops.PtrToIntOp, ops.IntToPtrOp, ops.AddPtrOp,
-    ops.MultipleOfOp, ops.MaxContiguousOp, *ops.MATH_OPS.values(),
+    ops.MultipleOfOp, ops.MaxContiguousOp, ops.MaxConstancyOp, *ops.MATH_OPS.values(),
 )
 
 
