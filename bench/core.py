@@ -58,6 +58,14 @@ def import_text(text: str, name: str) -> Any:
     return mod
 
 
+def report(results: dict[str, Any], json_path: str | None) -> None:
+    """Print ``results`` as JSON, and write them to ``json_path`` if given."""
+    text = json.dumps(results, indent=1, default=str)
+    print(text)
+    if json_path:
+        Path(json_path).write_text(text)
+
+
 def median_us(fns: dict[str, Callable[[], None]], n: int = 200, batches: int = 30) -> dict[str, float]:
     """Median µs per call of each function, over ``batches`` rounds of ``n`` calls in
     which the functions take turns (so that a shared host's drift affects all alike)."""
@@ -332,10 +340,7 @@ def main() -> None:
                 import traceback
 
                 results[name] = f"failed: {type(e).__name__}: {e}\n{traceback.format_exc()[-1500:]}"
-    text = json.dumps(results, indent=1, default=str)
-    print(text)
-    if args.json:
-        Path(args.json).write_text(text)
+    report(results, args.json)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ all alike. Every tlxc result is checked against torch before it is timed.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from core import ROOT, load_source  # noqa: E402
+from core import ROOT, load_source, report  # noqa: E402
 
 MATMUL_CONFIGS = [(128, 128, 64, 4, 3), (128, 256, 64, 8, 3), (64, 128, 64, 4, 4)]
 ATTN_CONFIG = (128, 64, 8, 3)  # BLOCK_M, BLOCK_N, num_warps, num_stages
@@ -58,6 +57,31 @@ def alternate(fns: dict[str, Callable[[], None]], rounds: int) -> dict[str, floa
         for k, fn in fns.items():
             times[k].append(event_ms(fn))
     return {k: statistics.median(v) for k, v in times.items()}
+
+
+def measure(row: dict[str, Any], fns: dict[str, Callable[[], Any]], flops: float, error: Callable[[Any], float],
+            limit: float, rounds: int) -> dict[str, Any]:
+    """Run tlxc once and check it (``error`` of what it returned, at most ``limit``), then
+    time every provider in ``fns`` in alternating rounds: the row gets tlxc's error, each
+    provider's TFLOP/s and tlxc's ratio to each other one -- or the error that stopped it
+    (the other rows go on). Printed, and returned."""
+    ms: dict[str, float] = {}
+    try:
+        err = error(fns["tlxc"]())
+        row["tlxc max err"] = round(err, 4)
+        if err <= limit:
+            ms = alternate(fns, rounds)
+        else:
+            row["error"] = f"wrong result (max error {err})"
+    except Exception as e:  # reported in the row
+        row["error"] = f"{type(e).__name__}: {str(e)[:300]}"
+    for k, v in ms.items():
+        row[f"{k} TFLOP/s"] = round(flops / v / 1e9, 1)
+    for k in ms:
+        if k != "tlxc":
+            row[f"tlxc/{k}"] = round(ms[k] / ms["tlxc"], 3)
+    print(row, flush=True)
+    return row
 
 
 def matmul_launcher(mod: Any, a: Any, b: Any, c: Any, cfg: tuple[int, ...]) -> Callable[[], None]:
@@ -92,25 +116,8 @@ def bench_matmul(results: dict[str, Any], quick: bool) -> None:
                        "cublas": lambda: torch.matmul(a, b)}
                 row: dict[str, Any] = {"dtype": str(dtype).split(".")[-1], "n": n, "config": "x".join(map(str, cfg[:3]))
                                        + f" w{cfg[3]} s{cfg[4]}"}
-                try:
-                    fns["tlxc"]()
-                    err = (c1.float() - ref.float()).abs().max().item()
-                    row["tlxc max err"] = round(err, 4)
-                    if err > 0.05 * ref.float().abs().max().item():
-                        row["error"] = f"wrong result (max error {err})"
-                        rows.append(row)
-                        continue
-                except Exception as e:  # reported, the other rows go on
-                    row["error"] = f"{type(e).__name__}: {str(e)[:300]}"
-                    rows.append(row)
-                    continue
-                ms = alternate(fns, 3 if quick else 5)
-                for k, v in ms.items():
-                    row[f"{k} TFLOP/s"] = round(flops / v / 1e9, 1)
-                row["tlxc/triton"] = round(ms["triton"] / ms["tlxc"], 3)
-                row["tlxc/cublas"] = round(ms["cublas"] / ms["tlxc"], 3)
-                rows.append(row)
-                print(row, flush=True)
+                rows.append(measure(row, fns, flops, lambda _, c1=c1: (c1.float() - ref.float()).abs().max().item(),
+                                    0.05 * ref.float().abs().max().item(), 3 if quick else 5))
     results["matmul"] = rows
 
 
@@ -146,27 +153,12 @@ def bench_attention(results: dict[str, Any], quick: bool) -> None:
             fns = {"tlxc": launcher(ours, o1, m1), "triton": launcher(theirs, o2, m2), "cudnn": cudnn}
             flops = 4 * Z * H * n_ctx * n_ctx * D * (0.5 if causal else 1.0)
             row: dict[str, Any] = {"n_ctx": n_ctx, "causal": causal, "config": f"{bm}x{bn} w{w} s{s}"}
-            try:
-                fns["tlxc"]()
+
+            def error(_: Any, o1: Any = o1) -> float:
                 with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
                     ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
-                err = (o1.float() - ref.float()).abs().max().item()
-                row["tlxc max err"] = round(err, 4)
-                if err > 0.02:
-                    row["error"] = f"wrong result (max error {err})"
-                    rows.append(row)
-                    continue
-            except Exception as e:
-                row["error"] = f"{type(e).__name__}: {str(e)[:300]}"
-                rows.append(row)
-                continue
-            ms = alternate(fns, 3 if quick else 5)
-            for key, val in ms.items():
-                row[f"{key} TFLOP/s"] = round(flops / val / 1e9, 1)
-            row["tlxc/triton"] = round(ms["triton"] / ms["tlxc"], 3)
-            row["tlxc/cudnn"] = round(ms["cudnn"] / ms["tlxc"], 3)
-            rows.append(row)
-            print(row, flush=True)
+                return (o1.float() - ref.float()).abs().max().item()
+            rows.append(measure(row, fns, flops, error, 0.02, 3 if quick else 5))
     results["attention"] = rows
 
 
@@ -223,10 +215,7 @@ def main() -> None:
     if args.only in (None, "compile"):
         bench_compile(results)
     results["seconds"] = round(time.time() - t0, 1)
-    text = json.dumps(results, indent=1)
-    print(text)
-    if args.json:
-        Path(args.json).write_text(text)
+    report(results, args.json)
 
 
 if __name__ == "__main__":

@@ -24,15 +24,14 @@ before it is timed; a failure is reported in its row and the others go on.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from core import import_text  # noqa: E402
-from dot import alternate  # noqa: E402
+from core import import_text, report  # noqa: E402
+from dot import measure  # noqa: E402
 
 FILES = {"03": "03-matrix-multiplication.py", "06": "06-fused-attention.py", "09": "09-persistent-matmul.py"}
 
@@ -57,28 +56,9 @@ def load(path: Path, name: str, compiler: str) -> Any:
     return import_text(text, name)
 
 
-def compare(row: dict[str, Any], flops: float, ref: Any, fns: dict[str, Callable[[], Any]], rounds: int,
-            atol: float) -> dict[str, Any]:
-    """Check tlxc's result against ``ref``, then time both; the row gets the figures."""
-    try:
-        out = fns["tlxc"]()
-        err = (out.float() - ref.float()).abs().max().item()
-        row["tlxc max err"] = round(err, 4)
-        if not err <= atol:
-            row["error"] = f"wrong result (max error {err})"
-        else:
-            fns["triton"]()
-            ms = alternate(fns, rounds)
-    except Exception as e:  # reported in the row; the other rows go on
-        row["error"] = f"{type(e).__name__}: {str(e)[:300]}"
-    if "error" in row:
-        print(row, flush=True)
-        return row
-    for k, v in ms.items():
-        row[f"{k} TFLOP/s"] = round(flops / v / 1e9, 1)
-    row["tlxc/triton"] = round(ms["triton"] / ms["tlxc"], 3)
-    print(row, flush=True)
-    return row
+def _off(ref: Any) -> Callable[[Any], float]:
+    """The largest difference of a tutorial's result from ``ref``."""
+    return lambda out: (out.float() - ref.float()).abs().max().item()
 
 
 def bench_03(mods: dict[str, Any], rounds: int) -> list[dict[str, Any]]:
@@ -89,7 +69,7 @@ def bench_03(mods: dict[str, Any], rounds: int) -> list[dict[str, Any]]:
         a = torch.randn(n, n, device="cuda", dtype=torch.float16)
         b = torch.randn(n, n, device="cuda", dtype=torch.float16)
         fns = {k: (lambda m=m: m.matmul(a, b)) for k, m in mods.items()}
-        rows.append(compare({"tutorial": "03 matmul", "n": n}, 2 * n ** 3, torch.matmul(a, b), fns, rounds, 0.5))
+        rows.append(measure({"tutorial": "03 matmul", "n": n}, fns, 2 * n ** 3, _off(torch.matmul(a, b)), 0.5, rounds))
     return rows
 
 
@@ -105,8 +85,8 @@ def bench_06(mods: dict[str, Any], rounds: int) -> list[dict[str, Any]]:
             ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
             fns = {name: (lambda m=m: m.attention(q, k, v, causal, scale, False)) for name, m in mods.items()}
             flops = 4 * Z * H * n_ctx * n_ctx * D * (0.5 if causal else 1.0)
-            rows.append(compare({"tutorial": "06 attention fwd", "n_ctx": n_ctx, "causal": causal}, flops, ref, fns,
-                                rounds, 0.02))
+            rows.append(measure({"tutorial": "06 attention fwd", "n_ctx": n_ctx, "causal": causal}, fns, flops,
+                                _off(ref), 0.02, rounds))
     return rows
 
 
@@ -128,7 +108,7 @@ def bench_09(mods: dict[str, Any], rounds: int) -> list[dict[str, Any]]:
     }
     for name, call in variants.items():
         fns = {k: (lambda m=m, call=call: call(m)) for k, m in mods.items()}
-        rows.append(compare({"tutorial": f"09 {name}", "n": n}, 2 * n ** 3, ref, fns, rounds, 0.5))
+        rows.append(measure({"tutorial": f"09 {name}", "n": n}, fns, 2 * n ** 3, _off(ref), 0.5, rounds))
     return rows
 
 
@@ -146,10 +126,7 @@ def main() -> None:
         path = Path(args.dir) / fname
         mods = {c: load(path, f"t{key}_{c}", c) for c in ("tlxc", "triton")}
         results[key] = globals()[f"bench_{key}"](mods, args.rounds)
-    text = json.dumps(results, indent=1)
-    print(text)
-    if args.json:
-        Path(args.json).write_text(text)
+    report(results, args.json)
 
 
 if __name__ == "__main__":

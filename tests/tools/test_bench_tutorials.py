@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import tutorials  # noqa: E402
@@ -33,3 +35,20 @@ def test_load_drops_the_top_level_benchmark_run(tmp_path: Path) -> None:
                  "benchmark = B()\nbenchmark.run(show_plots=True, print_data=True)\n")
     mod = tutorials.load(f, "tutorial_load_probe", "triton")
     assert mod.ran == []
+
+
+def test_measure_checks_then_times_every_provider(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dot
+
+    monkeypatch.setattr(dot, "alternate", lambda fns, rounds: {"tlxc": 2.0, "triton": 3.0, "cublas": 1.0})
+    fns = {"tlxc": lambda: 5.0, "triton": lambda: None, "cublas": lambda: None}
+    row = dot.measure({"n": 1}, fns, 4e9, lambda out: out - 5.0, 0.0, 3)
+    assert row == {"n": 1, "tlxc max err": 0.0, "tlxc TFLOP/s": 2.0, "triton TFLOP/s": 1.3, "cublas TFLOP/s": 4.0,
+                   "tlxc/triton": 1.5, "tlxc/cublas": 0.5}
+    wrong = dot.measure({}, fns, 4e9, lambda out: 0.5, 0.25, 3)
+    assert wrong == {"tlxc max err": 0.5, "error": "wrong result (max error 0.5)"}
+
+    def broken() -> None:
+        raise RuntimeError("launch failed")
+    failed = dot.measure({}, {**fns, "tlxc": broken}, 4e9, lambda out: 0.0, 0.0, 3)
+    assert failed == {"error": "RuntimeError: launch failed"}
