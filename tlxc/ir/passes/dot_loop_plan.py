@@ -29,7 +29,7 @@ from .. import ops
 from ..builder import Builder
 from ..core import Block, BlockArgument, Operation, Region, Value
 from ..ops.tasks import enclosing_partition
-from ..types import DType, TileType, Type, int32
+from ..types import DType, MemDescType, TileType, Type, int32
 from .rewrite import constant_of
 
 # ops whose presence means the user drives shared memory or asynchrony in this loop
@@ -150,6 +150,22 @@ def elem(t: Type) -> DType:
     e = t.scalar
     assert isinstance(e, DType)  # loads of pointers are not pipelined (plan)
     return e
+
+
+def buffer_type(t: Type, num: int) -> MemDescType:
+    """The shared-memory buffer type of a planned load's tile ``t``: ``num`` slots, or one
+    slot's view (``num = 0``)."""
+    return MemDescType(t.shape, elem(t), num)
+
+
+def rings(b: Builder, p: Plan[Any], slots: int) -> list[Value]:
+    """One ring of ``slots`` buffers per planned load (allocated at ``b``)."""
+    return [b.value(ops.LocalAllocOp, [], buffer_type(ld.result.type, slots)) for ld in p.loads]
+
+
+def slot_view(b: Builder, ring: Value, slot: Value, t: Type) -> Value:
+    """Slot ``slot`` of ``ring``, for a load's tile ``t``."""
+    return b.value(ops.LocalViewOp, [ring, slot], buffer_type(t, 0))
 
 
 def const(b: Builder, value: int, t=int32) -> Value:

@@ -46,7 +46,7 @@ from .. import ops
 from ..builder import Builder
 from ..core import Operation, Value
 from ..types import MemDescType, int1, narrow, tile
-from .dot_loop_plan import Cloner, Plan, carry_more, const, elem, yield_more
+from .dot_loop_plan import Cloner, Plan, buffer_type, carry_more, const, rings, slot_view, yield_more
 from .ring_slots import next_slot
 
 SLOTS = 2  # the double buffer; one where two do not fit
@@ -63,7 +63,7 @@ def slots(p: Plan[ops.LoadOp], max_bytes: int) -> int:
         func = func.parent.parent_op
     others = sum(narrow(op.result.type, MemDescType).nbytes * max(1, narrow(op.result.type, MemDescType).num)
                  for op in func.walk() if isinstance(op, ops.LocalAllocOp))
-    ring = sum(MemDescType(ld.result.type.shape, elem(ld.result.type), 0).nbytes for ld in p.loads)
+    ring = sum(buffer_type(ld.result.type, 0).nbytes for ld in p.loads)
     for n in (SLOTS, 1):
         if others + n * ring <= max_bytes:
             return n
@@ -93,8 +93,7 @@ def rewrite(p: Plan[ops.LoadOp], n: int) -> None:
     loc = loop.loc
     lb, ub = loop.lb, loop.ub
     with Builder(None, loc).before(loop) as b:
-        rings = [b.value(ops.LocalAllocOp, [], MemDescType(ld.result.type.shape, elem(ld.result.type), n))
-                 for ld in p.loads]
+        ring_bufs = rings(b, p, n)
         m = cl.run(b, lb, [loop.inits[j] for j in p.carried])
         first = _prefetch(b, p, m, b.value(ops.CmpOp, [lb, ub], int1, predicate="lt"))
         counter = [const(b, 0)] if n > 1 else []
@@ -104,9 +103,9 @@ def rewrite(p: Plan[ops.LoadOp], n: int) -> None:
     with Builder(None, loc).before(nb.ops[0]) as b:
         slot = extra[-1] if n > 1 else const(b, 0)
         views = []
-        for ld, ring, r in zip(p.loads, rings, regs):
+        for ld, ring, r in zip(p.loads, ring_bufs, regs):
             t = ld.result.type
-            views.append(b.value(ops.LocalViewOp, [ring, slot], MemDescType(t.shape, elem(t), 0)))
+            views.append(slot_view(b, ring, slot, t))
             b.create(ops.LocalStoreOp, [views[-1], r], [])
         iv = nb.args[0]
         iv_next = b.value(ops.AddOp, [iv, const(b, p.step, iv.type)], iv.type)

@@ -29,8 +29,8 @@ from typing import Generic
 from .. import ops
 from ..builder import Builder
 from ..core import Value
-from ..types import MemDescType, int1
-from .dot_loop_plan import Cloner, L, Plan, carry_more, const, elem, next_op, yield_more
+from ..types import int1
+from .dot_loop_plan import Cloner, L, Plan, carry_more, const, next_op, rings, slot_view, yield_more
 from .ring_slots import next_slot
 
 
@@ -70,31 +70,30 @@ def rewrite(p: Plan[L], stages: int, form: RingForm[L]) -> ops.ForOp:
     loc = loop.loc
     lb, ub = loop.lb, loop.ub
     with Builder(None, loc).before(loop) as b:
-        rings = [b.value(ops.LocalAllocOp, [], MemDescType(ld.result.type.shape, elem(ld.result.type), stages))
-                 for ld in p.loads]
+        ring_bufs = rings(b, p, stages)
         form.setup(b, stages)
         state = [loop.inits[j] for j in p.carried]
         for s in range(stages - 1):
             iv = lb if s == 0 else b.value(ops.AddOp, [lb, const(b, s * p.step, lb.type)], lb.type)
             valid = b.value(ops.CmpOp, [iv, ub], int1, predicate="lt")
             m = cl.run(b, iv, state)
-            form.issue(b, p, m, rings, const(b, s), valid)
+            form.issue(b, p, m, ring_bufs, const(b, s), valid)
             state = cl.next_state(m)
         new, extra = carry_more(p, cl, b, state + [const(b, 0)] + form.carried(b) + [const(b, stages - 1)])
     nb = new.body
     ahead, read, own, write = extra[:len(state)], extra[len(state)], extra[len(state) + 1:-1], extra[-1]
     with Builder(None, loc).before(nb.ops[0]) as b:
         form.wait(b, read, own, stages)
-        for ld, ring in zip(p.loads, rings):
+        for ld, ring in zip(p.loads, ring_bufs):
             t = ld.result.type
-            view = b.value(ops.LocalViewOp, [ring, read], MemDescType(t.shape, elem(t), 0))
+            view = slot_view(b, ring, read, t)
             ld.result.replace_all_uses_with(b.value(ops.LocalLoadOp, [view], t))
     with Builder(None, loc).before(nb.ops[-1]) as b:
         iv = nb.args[0]
         iv_ahead = b.value(ops.AddOp, [iv, const(b, (stages - 1) * p.step, iv.type)], iv.type)
         valid = b.value(ops.CmpOp, [iv_ahead, ub], int1, predicate="lt")
         m = cl.run(b, iv_ahead, ahead)
-        form.issue(b, p, m, rings, write, valid)
+        form.issue(b, p, m, ring_bufs, write, valid)
         carried_out = (cl.next_state(m) + [next_slot(b, read, stages)] + form.next_carried(b, read, own, stages)
                        + [next_slot(b, write, stages)])
     yield_more(new, carried_out)

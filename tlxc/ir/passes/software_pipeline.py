@@ -57,9 +57,9 @@ from __future__ import annotations
 from .. import ops
 from ..builder import Builder
 from ..core import Operation, Value
-from ..types import MemDescType, int1, tile, token
+from ..types import int1, tile, token
 from . import dce, register_prefetch, ring_pipeline, tma_ring
-from .dot_loop_plan import Plan, elem, innermost_loops, plan
+from .dot_loop_plan import Plan, innermost_loops, plan, slot_view
 from .options import PassOptions
 
 
@@ -72,7 +72,7 @@ class _AsyncCopy(ring_pipeline.RingForm[ops.LoadOp]):
         """The asynchronous copies of one iteration into ``slot``, masked by ``valid``."""
         for ld, ring in zip(p.loads, rings):
             t = ld.result.type
-            buf = b.value(ops.LocalViewOp, [ring, slot], MemDescType(t.shape, elem(t), 0))
+            buf = slot_view(b, ring, slot, t)
             mask = b.value(ops.SplatOp, [valid], tile(t.shape, int1))
             if ld.mask is not None:
                 mask = b.value(ops.AndOp, [m.get(id(ld.mask), ld.mask), mask], mask.type)

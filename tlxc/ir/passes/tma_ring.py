@@ -49,9 +49,9 @@ from __future__ import annotations
 from .. import ops
 from ..builder import Builder
 from ..core import Value
-from ..types import BarrierType, MemDescType, TensorDescType, int1, int32, narrow
+from ..types import BarrierType, TensorDescType, int1, int32, narrow
 from . import ring_pipeline
-from .dot_loop_plan import Plan, const, elem
+from .dot_loop_plan import Plan, const, slot_view
 
 
 class Tma(ring_pipeline.RingForm[ops.DescriptorLoadOp]):
@@ -71,7 +71,7 @@ class Tma(ring_pipeline.RingForm[ops.DescriptorLoadOp]):
         b.create(ops.BarrierExpectOp, [bar], [], {"bytes": nbytes}, optional={"pred": valid})
         for ld, ring in zip(p.loads, rings):
             t = ld.result.type
-            buf = b.value(ops.LocalViewOp, [ring, slot], MemDescType(t.shape, elem(t), 0))
+            buf = slot_view(b, ring, slot, t)
             coords = [m.get(id(c), c) for c in ld.coords]
             b.create(ops.TmaLoadOp, [m.get(id(ld.desc), ld.desc), buf, bar, *coords], [], optional={"pred": valid})
 
