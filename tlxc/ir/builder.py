@@ -25,6 +25,16 @@ class Builder:
         # every op created while it is a list (see ``journal_of``)
         self.journal: list[Operation] | None = None
 
+    @classmethod
+    def at(cls, op: Operation, after: bool = False) -> "Builder":
+        """A builder that inserts right before ``op`` (``after``: right after it), with
+        ``op``'s location, for good (``before`` is the scoped form)."""
+        block = op.parent
+        assert block is not None
+        b = cls(block, op.loc)
+        b.index = block.ops.index(op) + after
+        return b
+
     def create(
         self,
         cls: type[O],

@@ -258,13 +258,9 @@ class _Assigner:
         for (old, lay), (src, wants) in plan.items():  # dependencies first
             operands = [u if want is None or _layout(u) == want else self.remat[(u, want)]
                         for u, want in zip(src.operands, wants)]
-            block = src.parent
-            assert block is not None
-            b = Builder(block)
-            b.index = block.ops.index(src) + 1
             old_type = _tile(old)
-            new = b.create(type(src), operands, [TileType(old_type.shape, old_type.element, lay)], dict(src.attrs),
-                           loc=src.loc)
+            new_type = TileType(old_type.shape, old_type.element, lay)
+            new = Builder.at(src, after=True).create(type(src), operands, [new_type], dict(src.attrs))
             self.remat[(old, lay)] = new.result
         return self.remat[(v, layout)]
 

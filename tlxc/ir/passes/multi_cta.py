@@ -167,21 +167,6 @@ def _check_nesting(loop: ForOp) -> None:
         block = owner.parent
 
 
-def _builder_before(op: Operation) -> Builder:
-    block = op.parent
-    assert block is not None
-    b = Builder(block, op.loc)
-    b.index = block.ops.index(op)
-    return b
-
-
-def _builder_after(op: Operation) -> Builder:
-    b = _builder_before(op)
-    assert b.index is not None
-    b.index += 1
-    return b
-
-
 def _const(b: Builder, t: DType, value: object) -> Value:
     return b.value(ConstantOp, [], t, value=value)
 
@@ -189,7 +174,7 @@ def _const(b: Builder, t: DType, value: object) -> Value:
 def _split(loop: ForOp, n: int) -> None:
     """Give this CTA its share of the iterations: ``per = ceil(trips / n)`` from rank
     ``r * per`` on, the last ranks fewer (or none)."""
-    b = _builder_before(loop)
+    b = Builder.at(loop)
     lb, ub, step = loop.lb, loop.ub, loop.step
     t = lb.type
     assert isinstance(t, DType)
@@ -255,7 +240,7 @@ def _combine(at: Operation, partial: Value, n: int, func: FuncOp, repeated: bool
     # allocated before the builder below takes its insertion index: the entry may be
     # the same block
     buf = entry.value(LocalAllocOp, [], MemDescType(tile.shape, element, n))
-    b = _builder_after(at)
+    b = Builder.at(at, after=True)
     value = b.value(SplatOp, [partial], tile) if scalar else partial
     one = MemDescType(tile.shape, element, 0)
     rank = b.value(ClusterCtaRankOp, [], int32)

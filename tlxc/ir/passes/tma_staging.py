@@ -54,7 +54,7 @@ def _staging_buffer(b: Builder, desc: TensorDescType) -> tuple[Value, Value]:
 def _stage_load(op: DescriptorLoadOp) -> None:
     desc = op.desc
     dt = narrow(desc.type, TensorDescType)
-    b = _builder_before(op)
+    b = Builder.at(op)
     view, zero = _staging_buffer(b, dt)
     bars = b.value(BarrierAllocOp, [], BarrierType(1), count=1)
     bar = b.value(BarrierViewOp, [bars, zero], BarrierType(0))
@@ -69,20 +69,12 @@ def _stage_load(op: DescriptorLoadOp) -> None:
 def _stage_store(op: DescriptorStoreOp) -> None:
     desc, value = op.desc, op.value
     dt = narrow(desc.type, TensorDescType)
-    b = _builder_before(op)
+    b = Builder.at(op)
     view, _ = _staging_buffer(b, dt)
     b.create(LocalStoreOp, [view, value], [])
     b.create(TmaStoreOp, [desc, view, *op.coords], [], {"reduce": "", "eviction": ""})
     b.create(TmaStoreWaitOp, [], [], {"pendings": 0})
     op.erase()
-
-
-def _builder_before(op: Operation) -> Builder:
-    block = op.parent
-    assert block is not None
-    b = Builder(block, op.loc)
-    b.index = block.ops.index(op)
-    return b
 
 
 def run(module: Operation, options: PassOptions) -> Operation:
