@@ -306,17 +306,11 @@ def _carried_home(e: Emitter, op: Operation) -> list[Reg] | None:
     edge), when nothing reads them after ``op`` in this iteration: the MMA accumulates
     there directly, so the back edge moves no in-flight accumulator (ptxas would serialize
     the wgmma pipeline: C7514). None otherwise."""
+    slot = ops.carried_slot(op.result)
     body = op.parent
-    loop = body.parent_op if body is not None else None
-    if body is None or not isinstance(loop, ops.ForOp):
+    if slot is None or body is None:
         return None
-    term = body.ops[-1]
-    if op.result.uses != [term]:
-        return None
-    slots = [j for j, v in enumerate(term.operands) if v is op.result]
-    if len(slots) != 1:
-        return None
-    arg = body.args[1 + slots[0]]
+    arg = body.args[1 + slot]
     got = e.get(arg, packed_ok=True)
     if got.packed:
         return None

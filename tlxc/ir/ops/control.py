@@ -262,3 +262,18 @@ def in_loop(op: Operation) -> bool:
             return True
         parent = parent.parent.parent_op if parent.parent is not None else None
     return False
+
+
+def carried_slot(v: Value) -> int | None:
+    """The iteration argument (its index among the carried values) that ``v`` becomes: when
+    ``v`` is defined at the top level of a ``for`` body and its only use is that body's
+    ``yield``, in exactly one slot; None otherwise."""
+    op = v.owner
+    body = op.parent if isinstance(op, Operation) else None
+    if body is None or not isinstance(body.parent_op, ForOp):
+        return None
+    term = body.ops[-1]
+    if v.uses != [term]:
+        return None
+    slots = [j for j, x in enumerate(term.operands) if x is v]
+    return slots[0] if len(slots) == 1 else None

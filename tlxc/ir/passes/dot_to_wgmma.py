@@ -52,6 +52,7 @@ from ..ops import (
     LocalViewOp,
     TransOp,
     WhileOp,
+    carried_slot,
 )
 from ..ops.tasks import warps_at
 from ..types import DType, MemDescType, int32
@@ -131,20 +132,10 @@ def _in_flight_ok(op: DotOp) -> int | None:
     """The slot of the enclosing ``for`` that carries ``op``'s result to its own
     accumulator and nowhere else -- then the wgmma may stay in flight into the next
     iteration (``pendings = 1``); None otherwise."""
-    body = op.parent
-    loop = body.parent_op if body is not None else None
-    if body is None or not isinstance(loop, ForOp):
+    slot, body = carried_slot(op.result), op.parent
+    if slot is None or body is None or op.acc is not body.args[1 + slot] or op.acc.uses != [op]:
         return None
-    term = body.ops[-1]
-    uses = op.result.uses
-    if len(uses) != 1 or uses[0] is not term:
-        return None
-    slots = [j for j, v in enumerate(term.operands) if v is op.result]
-    if len(slots) != 1 or op.acc is not body.args[1 + slots[0]]:
-        return None
-    if op.acc.uses != [op]:
-        return None
-    return slots[0]
+    return slot
 
 
 def _deferred_wait_point(op: DotOp, a_regs: bool) -> tuple[int, Operation] | None:
@@ -155,24 +146,18 @@ def _deferred_wait_point(op: DotOp, a_regs: bool) -> tuple[int, Operation] | Non
     wgmma reads) or, for a register A, defines A again. Until then the wgmma stays in
     flight -- over the loop's back edge and the next iteration's first ``dot``, whose own
     wait retires it, as Triton schedules attention. None when the result goes elsewhere."""
+    slot = carried_slot(op.result)
     body = op.parent
-    loop = body.parent_op if body is not None else None
-    if body is None or not isinstance(loop, ForOp):
+    if slot is None or body is None:
         return None
-    term = body.ops[-1]
-    if [u for u in op.result.uses] != [term]:
-        return None
-    slots = [j for j, v in enumerate(term.operands) if v is op.result]
-    if len(slots) != 1:
-        return None
-    arg = body.args[1 + slots[0]]
+    arg = body.args[1 + slot]
     a_def = _top_level(op.a.owner, body) if a_regs and isinstance(op.a.owner, Operation) and \
         _encloses(body, op.a.owner) else None
     for x in body.ops:
         if x is op:  # nothing to overlap before the dot itself: wait right after it
             return None
         if x is a_def or any(arg in y.operands for y in x.walk()) or _writes_smem(x):
-            return slots[0], x
+            return slot, x
     return None  # pragma: no cover - op itself is in the body
 
 
