@@ -272,7 +272,8 @@ def _retirers(user: Operation, candidates: list[Operation],
     if isinstance(user, ops.TmaLoadOp):
         mine = roots.get(id(user.bar), frozenset())
         if mine:
-            return [r for r in candidates if roots.get(id(r.operands[0]), frozenset()) & mine]
+            return [r for r in candidates
+                    if isinstance(r, ops.BarrierWaitOp) and roots.get(id(r.bar), frozenset()) & mine]
     return candidates
 
 
