@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import llvmlite.ir as ir
 
 from ...errors import CompilationError
-from ...ir.analysis.axis_info import analyze
+from ...ir.analysis.axis_analysis import analyze
 from ...ir.passes import smem_alloc
 from ...ir.passes.options import PassOptions
 from ...ir.passes.pipeline import TILE_PIPELINE, run_pipeline

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...ir.analysis.axis_info import analyze
+from ...ir.analysis.axis_analysis import analyze
 from ...ir.passes import smem_alloc
 from ...ir.passes.options import PassOptions
 from ...ir.passes.pipeline import TILE_PIPELINE, run_pipeline

@@ -53,7 +53,7 @@ from typing import Any, NoReturn
 
 from ...errors import CompilationError
 from .. import ops
-from ..analysis.axis_info import analyze
+from ..analysis.axis_analysis import analyze
 from ..analysis.buffers import alias_roots
 from ..core import Block, Operation, Value
 from ..layout import gf2

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import ops
-from ..analysis.axis_info import AxisInfoMap
+from ..analysis.axis_analysis import AxisInfoMap
 from ..core import BlockArgument, Operation, OpResult, Value
 from ..layout.common import blocked
 from ..layout.linear import LinearLayout

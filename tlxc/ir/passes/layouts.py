@@ -39,7 +39,7 @@ from typing import Any
 
 from ...errors import CompilationError
 from .. import ops
-from ..analysis.axis_info import analyze
+from ..analysis.axis_analysis import analyze
 from ..builder import Builder
 from ..core import Block, Operation, OpResult, Value
 from ..layout import shape_ops
