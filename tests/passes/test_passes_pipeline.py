@@ -17,6 +17,7 @@ from tlxc.ir.passes import (
     PassOptions,
     canonicalize,
     evaluate,
+    flatten_loops,
     fold,
     format_timings,
     ir_dumper,
@@ -40,7 +41,8 @@ return
 
 def test_the_pipeline_is_one_named_list() -> None:
     assert [name for name, _ in CANONICALIZE] == ["fold", "cse", "dce"]
-    assert TILE_PIPELINE == [("multi-cta", multi_cta.run), ("canonicalize", CANONICALIZE)]
+    assert TILE_PIPELINE == [("multi-cta", multi_cta.run), ("flatten-loops", flatten_loops.run),
+                             ("canonicalize", CANONICALIZE)]
 
 
 def test_canonicalize_runs_to_a_fixed_point() -> None:
@@ -75,7 +77,7 @@ def test_a_fixed_point_is_a_fixed_point() -> None:
 def test_timings_are_recorded_per_pass() -> None:
     timings: dict[str, float] = {}
     run_pipeline(parse(kernel(NEEDS_TWO_ROUNDS, ARGS)), PassOptions(), timings=timings)
-    assert set(timings) == {"multi-cta", "fold", "cse", "dce"}
+    assert set(timings) == {"multi-cta", "flatten-loops", "fold", "cse", "dce"}
     assert all(isinstance(t, float) and t >= 0.0 for t in timings.values())
     report = format_timings(timings)
     assert "fold" in report and "total" in report
@@ -91,9 +93,10 @@ def test_dump_hook_sees_every_pass_before_and_after() -> None:
 
     run_pipeline(parse(kernel(NEEDS_TWO_ROUNDS, ARGS)), None, dump=dump)
     one_round = [(w, n) for n in ("fold", "cse", "dce") for w in ("before", "after")]
-    # multi-cta first (no multi_cta loop: nothing to do), then canonicalize: round 1
-    # changes the IR, round 2 folds x - x, round 3 finds nothing new
-    assert calls == [("before", "multi-cta"), ("after", "multi-cta")] + one_round * 3
+    # multi-cta and flatten-loops first (no loop they apply to: nothing to do), then
+    # canonicalize: round 1 changes the IR, round 2 folds x - x, round 3 finds nothing new
+    assert calls == ([("before", "multi-cta"), ("after", "multi-cta"), ("before", "flatten-loops"),
+                      ("after", "flatten-loops")] + one_round * 3)
     assert texts[0] == kernel(NEEDS_TWO_ROUNDS, ARGS)
 
 

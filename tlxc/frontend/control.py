@@ -41,12 +41,13 @@ _RANGE_OPTIONS = ("num_stages", "loop_unroll_factor")
 # split loops automatically yet (explicit ``tlx.async_tasks`` do that), so the loop runs
 # unspecialized and computes the same numbers. ``multi_cta`` splits the loop's iterations
 # over the CTAs of the cluster and sums what the loop accumulated across them (the
-# ``multi-cta`` pass, ``tlxc/ir/passes/multi_cta.py``).
-_RANGE_FLAGS = ("warp_specialize", "multi_cta")
-# Performance hints of Triton's that change no result, accepted and not recorded:
-# ``flatten`` (Triton may fuse a loop nest into one loop; tlxc runs the nest as written) and
+# ``multi-cta`` pass, ``tlxc/ir/passes/multi_cta.py``). ``flatten`` fuses the loop with the
+# loop nested in it, so that a persistent kernel's pipeline runs on from tile to tile (the
+# ``flatten-loops`` pass, ``tlxc/ir/passes/flatten_loops.py``).
+_RANGE_FLAGS = ("warp_specialize", "multi_cta", "flatten")
+# A performance hint of Triton's that changes no result, accepted and not recorded:
 # ``disallow_acc_multi_buffer`` (tlxc never multi-buffers an accumulator: always true).
-_RANGE_HINTS = ("flatten", "disallow_acc_multi_buffer")
+_RANGE_HINTS = ("disallow_acc_multi_buffer",)
 
 
 class ControlSignal(Exception):

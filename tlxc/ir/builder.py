@@ -45,7 +45,10 @@ class Builder:
         optional: dict[str, Value | None] | None = None,
         loc: Location | None = None,
     ) -> O:
-        op = cls(operands, result_types, attrs, regions, loc or self.loc, optional)
+        return self.place(cls(operands, result_types, attrs, regions, loc or self.loc, optional))
+
+    def place(self, op: O) -> O:
+        """Put ``op`` (made elsewhere, not in a block) at the insertion point."""
         if self.journal is not None:
             self.journal.append(op)
         if self.block is not None:

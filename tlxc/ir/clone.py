@@ -9,9 +9,11 @@ from __future__ import annotations
 from .core import Block, Operation, OpResult, Region, Value
 
 
-def clone(op: Operation) -> Operation:
-    """A deep copy of ``op`` and everything nested in it."""
-    return _clone(op, {})
+def clone(op: Operation, mapping: dict[int, Value] | None = None) -> Operation:
+    """A deep copy of ``op`` and everything nested in it. ``mapping`` (``id`` of a value ->
+    value) gives replacements for values defined outside ``op``; the copies of the values
+    defined inside it are added to it."""
+    return _clone(op, {} if mapping is None else mapping)
 
 
 def _clone(op: Operation, mapping: dict[int, Value]) -> Operation:

@@ -144,14 +144,16 @@ class ForOp(Operation):
     """``for iv in range(lb, ub, step)`` with loop-carried values, iterating exactly like
     Python's ``range`` (a negative step counts down; a zero step is never built).
 
-    ``num_stages``, ``loop_unroll_factor``, ``warp_specialize`` and ``multi_cta`` are the
-    user's ``tl.range`` requests (None when not given); the ``multi-cta`` pass consumes
-    ``multi_cta`` (the tile IR after it never has it).
+    ``num_stages``, ``loop_unroll_factor``, ``warp_specialize``, ``multi_cta`` and
+    ``flatten`` are the user's ``tl.range`` requests (None when not given); the
+    ``multi-cta`` pass consumes ``multi_cta`` and ``flatten-loops`` consumes ``flatten``
+    (the tile IR after them never has either).
     """
 
     NAME = "for"
     OPERANDS = ("lb", "ub", "step", "*inits")
-    ATTRS = {"num_stages": None, "loop_unroll_factor": None, "warp_specialize": None, "multi_cta": None}
+    ATTRS = {"num_stages": None, "loop_unroll_factor": None, "warp_specialize": None, "multi_cta": None,
+             "flatten": None}
     NUM_RESULTS = None
     NUM_REGIONS = 1
     PURE = False
@@ -164,6 +166,7 @@ class ForOp(Operation):
     loop_unroll_factor = Attr[int | None]()
     warp_specialize = Attr[bool | None]()
     multi_cta = Attr[bool | None]()
+    flatten = Attr[bool | None]()
 
     @property
     def body(self) -> Block:

@@ -27,6 +27,7 @@ from typing import Any, Generic, TypeVar
 
 from .. import ops
 from ..builder import Builder
+from ..clone import clone
 from ..core import Block, BlockArgument, Operation, Region, Value
 from ..ops.tasks import enclosing_partition
 from ..types import DType, MemDescType, TileType, Type, int32
@@ -112,12 +113,24 @@ def plan(loop: ops.ForOp, kind: type[L]) -> Plan[L] | None:
         op = v.owner
         if not isinstance(op, Operation) or op.parent is not body or id(op) in members:
             continue  # defined outside the loop (or seen)
+        if isinstance(op, ops.IfOp) and pure_if(op):
+            members.add(id(op))
+            work.extend(x for y in op.walk() for x in y.operands)  # what its regions read too
+            continue
         if not op.PURE or op.regions or isinstance(op, ops.DotOp):
             return None
         members.add(id(op))
         work.extend(op.operands)
     order = [op for op in body.ops if id(op) in members]
     return Plan(loop, loads, order, sorted(carried), step)
+
+
+def pure_if(op: ops.IfOp) -> bool:
+    """Whether ``op``'s regions hold pure ops only (a flattened loop's once-per-tile index
+    computation, ``flatten_loops``): such an ``if`` is cloned like any pure op."""
+    inner = list(op.walk())[1:]
+    return all((x.PURE and not x.regions and not isinstance(x, ops.DotOp)) or isinstance(x, ops.YieldOp)
+               or (isinstance(x, ops.IfOp) and pure_if(x)) for x in inner)
 
 
 class Cloner:
@@ -135,6 +148,9 @@ class Cloner:
         for j, v in zip(self.p.carried, state):
             m[id(self.args[1 + j])] = v
         for op in self.p.slice:
+            if op.regions:  # a pure if: a deep copy reading the values of this iteration
+                b.place(clone(op, m))
+                continue
             new = b.create(type(op), [m.get(id(v), v) for v in op.operands], [r.type for r in op.results],
                            dict(op.attrs), loc=op.loc)
             new.present = dict(op.present)

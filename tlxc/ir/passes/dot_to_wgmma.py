@@ -44,18 +44,22 @@ from ..ops import (
     ConstantOp,
     DotOp,
     ForOp,
+    IfOp,
     LoadOp,
     LocalAllocOp,
     LocalLoadOp,
     LocalStoreOp,
     LocalTransOp,
     LocalViewOp,
+    SelectOp,
+    SplatOp,
     TransOp,
     WhileOp,
+    XorOp,
     carried_slot,
 )
 from ..ops.tasks import warps_at
-from ..types import DType, MemDescType, int32
+from ..types import DType, MemDescType, int1, int32
 from .options import PassOptions
 
 # operand type -> the accumulator type wgmma takes here (f16 accumulators stay on mma.sync:
@@ -128,14 +132,40 @@ def _smem_operand(v: Value, shape: tuple[int, ...], elem: DType, here: Builder) 
     return None
 
 
-def _in_flight_ok(op: DotOp) -> int | None:
-    """The slot of the enclosing ``for`` that carries ``op``'s result to its own
-    accumulator and nowhere else -- then the wgmma may stay in flight into the next
-    iteration (``pendings = 1``); None otherwise."""
-    slot, body = carried_slot(op.result), op.parent
-    if slot is None or body is None or op.acc is not body.args[1 + slot] or op.acc.uses != [op]:
+def _reset(op: DotOp) -> tuple[Value, Value | None]:
+    """``(acc, cond)``: a dot whose accumulator is ``select(cond, 0, x)`` -- a flattened
+    loop starting a tile's sum (``flatten_loops``) -- accumulates into ``x`` unless
+    ``cond``, which wgmma's ``scale-d`` operand says without touching the registers:
+    ``(x, cond)``. Any other dot: ``(op.acc, None)``."""
+    sel = op.acc.owner
+    if isinstance(sel, SelectOp) and op.acc.uses == [op] and isinstance(sel.cond.owner, SplatOp) \
+            and isinstance(sel.true_value.owner, ConstantOp) and sel.true_value.owner.value == 0:
+        return sel.false_value, sel.cond.owner.x
+    return op.acc, None
+
+
+def _in_flight_ok(op: DotOp, acc: Value) -> tuple[int, list[IfOp]] | None:
+    """``(slot, ifs)``: the slot of the enclosing ``for`` that carries ``op``'s result to
+    its own accumulator ``acc`` -- then the wgmma may stay in flight into the next
+    iteration (``pendings = 1``) -- and the ``if`` ops after it that also read the result
+    (a flattened loop's epilogue, which waits for it inside); None otherwise."""
+    body = op.parent
+    if body is None or not isinstance(body.parent_op, ForOp):
         return None
-    return slot
+    term = body.ops[-1]
+    slots = [j for j, x in enumerate(term.operands) if x is op.result]
+    later = body.ops[body.ops.index(op) + 1:]
+    ifs: list[IfOp] = []
+    for u in op.result.uses:
+        top = _top_level(u, body)
+        if u is term:
+            continue
+        if top is u or not isinstance(top, IfOp) or top not in later:
+            return None
+        ifs.append(top)
+    if len(slots) != 1 or acc is not body.args[1 + slots[0]] or len(acc.uses) != 1:
+        return None
+    return slots[0], ifs
 
 
 def _deferred_wait_point(op: DotOp, a_regs: bool) -> tuple[int, Operation] | None:
@@ -222,7 +252,9 @@ def _rewrite(op: DotOp, body: Block, options: PassOptions, num_warps: int) -> No
     (m, k), n = a.type.shape, b.type.shape[1]
     top = _top_level(op, body)
     created: list[Operation] = []  # in order, to undo
-    slot = _in_flight_ok(op)
+    acc, reset = _reset(op)
+    flight = _in_flight_ok(op, acc)
+    slot = flight[0] if flight is not None else None
     with Builder(None, op.loc).before(op) as here, here.journal_of() as views:
         a_in, b_in = _smem_operand(a, (m, k), elem, here), _smem_operand(b, (k, n), elem, here)
     created += views
@@ -244,18 +276,24 @@ def _rewrite(op: DotOp, body: Block, options: PassOptions, num_warps: int) -> No
     if b_in is None:
         with Builder(None, op.loc).before(_store_point(b, op)) as here:
             created.append(here.create(LocalStoreOp, [b_buf, b], []))
-    with Builder(None, op.loc).before(op) as here:
+    with Builder(None, op.loc).before(op) as here, here.journal_of() as made:
+        use_acc = None
+        if reset is not None:  # accumulate unless this iteration starts the sum
+            use_acc = here.value(XorOp, [reset, here.value(ConstantOp, [], int1, value=True)], int1)
         dot = here.create(AsyncDotOp, [a_buf, b_buf], [acc.type], {"input_precision": "tf32"},
-                          optional={"acc": acc, "use_acc": None})
+                          optional={"acc": acc, "use_acc": use_acc})
         if options.target.async_dot_layout(dot, num_warps) is None:
-            for x in [dot, *reversed(created)]:
+            for x in [*reversed(made), *reversed(created)]:
                 x.erase()
             return
         done = None
         if deferred is None:
             done = here.create(AsyncDotWaitOp, [dot.result], [acc.type], {"pendings": 0 if slot is None else 1})
     op.result.replace_all_uses_with(done.results[0] if done is not None else dot.result)
+    sel = op.acc.owner
     op.erase()
+    if reset is not None and not sel.results[0].uses:  # type: ignore[union-attr]
+        sel.erase()  # type: ignore[union-attr]
     for v in (a, b):  # a read wgmma now does from the buffer itself
         src = v.owner
         if isinstance(src, TransOp) and not v.uses:
@@ -267,6 +305,9 @@ def _rewrite(op: DotOp, body: Block, options: PassOptions, num_warps: int) -> No
     if deferred is not None:  # the next iteration waits before it touches what the wgmma does
         slot, point = deferred
         _wait_before(dot.parent.args[1 + slot], point, op)  # type: ignore[union-attr]
+    if flight is not None and slot is not None:  # an epilogue in the loop waits for the result first
+        for x in flight[1]:
+            _wait_in(x, done.results[0], op)  # type: ignore[union-attr]
     if slot is not None:  # the last wgmma of the loop completes before its result is read
         loop = dot.parent.parent_op  # type: ignore[union-attr]
         assert isinstance(loop, ForOp) and loop.parent is not None
@@ -282,6 +323,22 @@ def _wait_before(v: Value, point: Operation, dot: Operation) -> None:
         for i, x in enumerate(user.operands):
             if x is v and user is not wait:
                 user.set_operand(i, wait.results[0])
+
+
+def _wait_in(x: IfOp, v: Value, dot: Operation) -> None:
+    """In each region of ``x`` that reads ``v``: an ``async_dot_wait {pendings = 0}`` of
+    ``v`` at the region's start, read there instead of ``v``."""
+    for region in x.regions:
+        block = region.block
+        users = [u for u in v.uses if _encloses(block, u)]
+        if not users:
+            continue
+        with Builder(None, dot.loc).before(block.ops[0]) as b:
+            wait = b.create(AsyncDotWaitOp, [v], [v.type], {"pendings": 0})
+        for u in users:
+            for i, y in enumerate(u.operands):
+                if y is v:
+                    u.set_operand(i, wait.results[0])
 
 
 def run(module: Operation, options: PassOptions) -> Operation:
