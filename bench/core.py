@@ -42,6 +42,7 @@ def load_source(path: Path, name: str, to_triton: bool) -> Any:
     if to_triton:
         text = text.replace("import tlxc.language as tl", "import triton.language as tl")
         text = text.replace("import tlxc\n", "import triton as tlxc\n")
+        text = text.replace("from tlxc.tools.", "from triton.tools.")
     return import_text(text, name)
 
 

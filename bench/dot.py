@@ -3,7 +3,8 @@ in one run, with cuBLAS / cuDNN (through torch) as the anchor.
 
 * matmul: ``examples/matmul.py`` in fp16 and bf16 at 4096³ and 8192³, three tile configs
   (BLOCK_M x BLOCK_N x BLOCK_K, num_warps, num_stages), in TFLOP/s, and tlxc's ratio to
-  Triton and to ``torch.matmul``;
+  Triton and to ``torch.matmul``; and ``examples/persistent_matmul.py`` (TMA descriptors,
+  one program per SM, ``tl.range(flatten=True)``) at two configs, rows marked "persistent";
 * attention: ``examples/attention.py`` forward, fp16, head dim 128, batch 4 x 32 heads,
   4k and 8k tokens, causal and not, in TFLOP/s, vs Triton and torch's
   ``scaled_dot_product_attention`` with the cuDNN backend;
@@ -31,6 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from core import ROOT, load_source, report  # noqa: E402
 
 MATMUL_CONFIGS = [(128, 128, 64, 4, 3), (128, 256, 64, 8, 3), (64, 128, 64, 4, 4)]
+# examples/persistent_matmul.py: TMA descriptors, one program per SM, tl.range(flatten=True)
+PERSISTENT_CONFIGS = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4)]
 ATTN_CONFIG = (128, 64, 8, 3)  # BLOCK_M, BLOCK_N, num_warps, num_stages
 
 
@@ -97,11 +100,31 @@ def matmul_launcher(mod: Any, a: Any, b: Any, c: Any, cfg: tuple[int, ...]) -> C
     return run
 
 
+def persistent_launcher(mod: Any, a: Any, b: Any, c: Any, cfg: tuple[int, ...]) -> Callable[[], None]:
+    import torch
+
+    bm, bn, bk, w, s = cfg
+    M, K = a.shape
+    N = b.shape[1]
+    sms = torch.cuda.get_device_properties("cuda").multi_processor_count
+    grid = (min(sms, ((M + bm - 1) // bm) * ((N + bn - 1) // bn)),)
+    descs = mod.descriptors(a, b, c, (bm, bn, bk))
+
+    def run() -> None:
+        mod.persistent_matmul_kernel[grid](*descs, M, N, K, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_SIZE_M=8,
+                                           NUM_SMS=grid[0], num_warps=w, num_stages=s)
+    return run
+
+
 def bench_matmul(results: dict[str, Any], quick: bool) -> None:
     import torch
 
-    ours = load_source(ROOT / "examples" / "matmul.py", "matmul_tlxc", False)
-    theirs = load_source(ROOT / "examples" / "matmul.py", "matmul_triton", True)
+    examples = {"": (load_source(ROOT / "examples" / "matmul.py", "matmul_tlxc", False),
+                     load_source(ROOT / "examples" / "matmul.py", "matmul_triton", True), matmul_launcher,
+                     MATMUL_CONFIGS),
+                "persistent ": (load_source(ROOT / "examples" / "persistent_matmul.py", "pmatmul_tlxc", False),
+                                load_source(ROOT / "examples" / "persistent_matmul.py", "pmatmul_triton", True),
+                                persistent_launcher, PERSISTENT_CONFIGS)}
     rows = []
     sizes = [4096] if quick else [4096, 8192]
     for dtype in (torch.float16, torch.bfloat16):
@@ -110,14 +133,16 @@ def bench_matmul(results: dict[str, Any], quick: bool) -> None:
             b = torch.randn(n, n, device="cuda", dtype=dtype)
             ref = torch.matmul(a, b)
             flops = 2 * n ** 3
-            for cfg in MATMUL_CONFIGS:
-                c1, c2 = torch.empty_like(ref), torch.empty_like(ref)
-                fns = {"tlxc": matmul_launcher(ours, a, b, c1, cfg), "triton": matmul_launcher(theirs, a, b, c2, cfg),
-                       "cublas": lambda: torch.matmul(a, b)}
-                row: dict[str, Any] = {"dtype": str(dtype).split(".")[-1], "n": n, "config": "x".join(map(str, cfg[:3]))
-                                       + f" w{cfg[3]} s{cfg[4]}"}
-                rows.append(measure(row, fns, flops, lambda _, c1=c1: (c1.float() - ref.float()).abs().max().item(),
-                                    0.05 * ref.float().abs().max().item(), 3 if quick else 5))
+            for kind, (ours, theirs, launcher, configs) in examples.items():
+                for cfg in configs:
+                    c1, c2 = torch.empty_like(ref), torch.empty_like(ref)
+                    fns = {"tlxc": launcher(ours, a, b, c1, cfg), "triton": launcher(theirs, a, b, c2, cfg),
+                           "cublas": lambda: torch.matmul(a, b)}
+                    row: dict[str, Any] = {"dtype": str(dtype).split(".")[-1], "n": n,
+                                           "config": kind + "x".join(map(str, cfg[:3])) + f" w{cfg[3]} s{cfg[4]}"}
+                    rows.append(measure(row, fns, flops,
+                                        lambda _, c1=c1: (c1.float() - ref.float()).abs().max().item(),
+                                        0.05 * ref.float().abs().max().item(), 3 if quick else 5))
     results["matmul"] = rows
 
 

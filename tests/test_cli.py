@@ -72,10 +72,11 @@ def test_output_file_and_pass_dumps(kernel_file: Path, tmp_path: Path, capsys: p
 
 
 PIPELINES = {
-    "sm_90a": ["multi-cta", "flatten-loops", "fold", "cse", "dce", "check-target", "decompose-scaled-dot", "software-pipeline",
-               "tma-staging", "dot-to-wgmma", "buffer-layouts", "layouts", "dce", "smem-alloc", "membar"],
-    "gfx950": ["multi-cta", "flatten-loops", "fold", "cse", "dce", "descriptor-pointers", "check-target", "software-pipeline",
-               "buffer-layouts", "layouts", "dce", "smem-alloc", "membar"],
+    "sm_90a": ["multi-cta", "flatten-loops", "fold", "cse", "dce", "check-target", "decompose-scaled-dot",
+               "software-pipeline", "tma-staging", "dot-to-wgmma", "buffer-layouts", "layouts", "dce", "smem-alloc",
+               "membar"],
+    "gfx950": ["multi-cta", "flatten-loops", "fold", "cse", "dce", "descriptor-pointers", "check-target",
+               "software-pipeline", "buffer-layouts", "layouts", "dce", "smem-alloc", "membar"],
 }
 
 

@@ -87,6 +87,20 @@ def test_matmul_fp32_ieee(torch: Any) -> None:
     torch.testing.assert_close(c, ref, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("M, N, K, sms", [(1000, 520, 304, 7), (2048, 1024, 512, 132), (64, 64, 64, 3)])
+@pytest.mark.parametrize("cfg", [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (64, 64, 32, 4, 2)])
+def test_persistent_matmul(torch: Any, M: int, N: int, K: int, sms: int, cfg: tuple[int, ...]) -> None:
+    ex = load_example("persistent_matmul")
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    c = torch.full((M, N), 7.0, device="cuda", dtype=torch.float16)
+    bm, bn, bk, w, s = cfg
+    grid = (min(sms, tlxc.cdiv(M, bm) * tlxc.cdiv(N, bn)),)
+    ex.persistent_matmul_kernel[grid](*ex.descriptors(a, b, c, (bm, bn, bk)), M, N, K, BLOCK_M=bm, BLOCK_N=bn,
+                                      BLOCK_K=bk, GROUP_SIZE_M=8, NUM_SMS=grid[0], num_warps=w, num_stages=s)
+    torch.testing.assert_close(c, (a.float() @ b.float()).half(), rtol=2e-2, atol=5e-2)
+
+
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("n_ctx", [64, 200])
 def test_attention(torch: Any, causal: bool, n_ctx: int) -> None:

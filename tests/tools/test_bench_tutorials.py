@@ -29,6 +29,18 @@ def test_the_module_name_is_swapped_and_nothing_else(tmp_path: Path) -> None:
     assert out[4] == "triton_output = matmul(a, b)" and out[5] == 'print("Triton and Torch match")'
 
 
+def test_an_example_becomes_triton_with_its_tools(tmp_path: Path) -> None:
+    """bench/dot.py's examples under Triton: the module, the language and ``tools`` imports."""
+    import core
+
+    f = tmp_path / "ex.py"
+    f.write_text("import tlxc\nimport tlxc.language as tl\nfrom tlxc.tools.tensor_descriptor import TensorDescriptor\n"
+                 "name = TensorDescriptor.__module__\n")
+    pytest.importorskip("triton")
+    mod = core.load_source(f, "ex_as_triton", True)
+    assert mod.tlxc.__name__ == "triton" and mod.name.startswith("triton.")
+
+
 def test_load_drops_the_top_level_benchmark_run(tmp_path: Path) -> None:
     f = tmp_path / "t.py"
     f.write_text("ran = []\nclass B:\n    @staticmethod\n    def run(**kw):\n        ran.append(kw)\n"
