@@ -42,6 +42,9 @@ CASES: list[tuple[str, str, str, dict[str, Any]]] = [
      "tensordesc<fp16[64,64]>,tensordesc<fp16[64,64]>,tensordesc<fp16[64,64]>,tensordesc<fp16[64,64]>,fp32,i32",
      {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64, "NUM_STAGES": 2, "NUM_CONSUMERS": 2, "CAUSAL": True}),
     ("tma_transpose", "transpose_kernel", "tensordesc<fp32[32,32]>,tensordesc<fp32[32,32]>", {"BLOCK": 32}),
+    ("persistent_matmul", "persistent_matmul_kernel",
+     "tensordesc<fp16[64,32]>,tensordesc<fp16[32,64]>,tensordesc<fp16[64,64]>,i32,i32,i32",
+     {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_SIZE_M": 4, "NUM_SMS": 8}),
     ("amd_gemm_pipelined", "gemm_lds_pipelined",
      "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,1,i32:16,1,i32:16,1",
      {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_SIZE_M": 4, "NUM_STAGES": 2}),
@@ -62,7 +65,7 @@ OPTIONS: dict[str, dict[str, Any]] = {"hopper_gemm_cluster": {"ctas_per_cga": (2
 AMD_ONLY = {"amd_gemm_pipelined", "amd_scheduled_mfma_gemm"}
 # Examples built on NVIDIA-only TLX operations (TMA descriptors, wgmma): refused on the AMD
 # targets with TLXC-TLX-006 at the user's line, which tests/codegen/test_amd_examples.py checks.
-NVIDIA_ONLY = HOPPER_ONLY | {"tma_transpose"}
+NVIDIA_ONLY = HOPPER_ONLY | {"tma_transpose", "persistent_matmul"}
 
 
 

@@ -37,3 +37,43 @@ def test_staged_kernel_matches() -> None:
     (func,) = module.funcs
     run_kernel(func, (3, 1, 1), args)
     np.testing.assert_array_equal(y, 3 * x)
+
+
+@tlxc.jit
+def _scale_rows(x_desc, y_desc, R, BM: tl.constexpr):
+    for row in tl.range(tl.program_id(0) * BM, R, 2 * BM):
+        y_desc.store([row, 0], x_desc.load([row, 0]) * 3)
+
+
+def test_a_store_in_a_loop_waits_before_it_writes_its_buffer_again() -> None:
+    """The TMA engine reads one iteration's staging buffer while the next runs: the buffer
+    is allocated before the loop, the wait sits before the next write into it, and after
+    the loop; the staged kernel computes the same numbers."""
+    ck = _scale_rows.compile("tensordesc<fp32[16,32]>,tensordesc<fp32[16,32]>,i32", {"BM": 16})
+    module = tma_staging.run(parse_ir(ck.asm["ir"]), PassOptions(target=backend("sm_90a").info))
+    verify(module)
+    (func,) = module.funcs
+    top = [op.name for op in func.body.ops]
+    loop = next(op for op in func.body.ops if op.name == "for")
+    body = [op.name for op in loop.body.ops]
+    assert body.index("tma_store_wait") < body.index("local_store") < body.index("tma_store")
+    assert body.count("tma_store_wait") == 1 and top[top.index("for") + 1] == "tma_store_wait"
+    allocs = [op for op in func.walk() if op.name == "local_alloc" and op.result.type.buf_shape == (16, 32)]
+    store_buf = [a for a in allocs if a.parent is func.body]
+    assert len(store_buf) == 1  # the store's staging buffer, before the loop
+    x = np.arange(80 * 32, dtype=np.float32).reshape(80, 32)
+    y = np.zeros_like(x)
+    args = [tlxc.TensorDescriptor.from_tensor(x, [16, 32]), tlxc.TensorDescriptor.from_tensor(y, [16, 32]), 80]
+    run_kernel(func, (2, 1, 1), args)
+    np.testing.assert_array_equal(y, 3 * x)
+
+
+def test_sm90a_a_loop_of_stores_does_not_wait_for_each() -> None:
+    ptx = _scale_rows.compile("tensordesc<fp32[16,32]>,tensordesc<fp32[16,32]>,i32", {"BM": 16},
+                              arch="sm_90a").asm["ptx"]
+    loop = ptx[ptx.index("$_for_head"):ptx.index("bra.uni $_for_head")]
+    # the wait for the previous store comes before this one's writes into the buffer
+    assert loop.index("cp.async.bulk.wait_group.read 0") < loop.index("st.shared")
+    assert loop.index("st.shared") < loop.index("cp.async.bulk.tensor.2d.global.shared::cta")
+    after = ptx[ptx.index("bra.uni $_for_head"):]
+    assert "cp.async.bulk.wait_group.read 0" in after

@@ -5,7 +5,10 @@ one-barrier ``barrier_alloc``, ``barrier_expect`` of the block's bytes, ``tma_lo
 ``barrier_wait`` on phase 0 and ``local_load``. ``desc.store(coords, value)``
 (``descriptor_store``) becomes: ``local_alloc``, ``local_store``, ``tma_store`` and
 ``tma_store_wait(0)`` (the hazard pass adds the barrier and proxy fence between the
-store to shared memory and the TMA read). The barrier is initialized at the point of use,
+store to shared memory and the TMA read). A store inside a loop (outside warp-specialized
+partitions) keeps its staging buffer for the whole loop and waits only before it writes
+the buffer again and after the loop: the TMA engine reads one tile's result while the
+next tile is computed, as Triton does in its persistent matmul. The barrier is initialized at the point of use,
 so every use starts at phase 0, also inside loops.
 
 Descriptor loads that feed ``tl.dot`` in a pipelined loop never get here: the
@@ -33,6 +36,7 @@ from ..ops import (
     ConstantOp,
     DescriptorLoadOp,
     DescriptorStoreOp,
+    ForOp,
     LocalAllocOp,
     LocalLoadOp,
     LocalStoreOp,
@@ -40,7 +44,9 @@ from ..ops import (
     TmaLoadOp,
     TmaStoreOp,
     TmaStoreWaitOp,
+    WhileOp,
 )
+from ..ops.tasks import enclosing_partition
 from ..types import BarrierType, MemDescType, TensorDescType, int32, narrow
 from .options import PassOptions
 
@@ -66,14 +72,39 @@ def _stage_load(op: DescriptorLoadOp) -> None:
     op.erase()
 
 
+def _outermost_loop(op: Operation) -> Operation | None:
+    """The outermost ``for``/``while`` around ``op``, outside any warp-specialized
+    partition (there the user's partitions own the timing)."""
+    if enclosing_partition(op) is not None:
+        return None
+    found, cur = None, op.parent.parent_op if op.parent is not None else None
+    while cur is not None:
+        if isinstance(cur, (ForOp, WhileOp)):
+            found = cur
+        cur = cur.parent.parent_op if cur.parent is not None else None
+    return found
+
+
 def _stage_store(op: DescriptorStoreOp) -> None:
     desc, value = op.desc, op.value
     dt = narrow(desc.type, TensorDescType)
+    loop = _outermost_loop(op)
+    if loop is None:
+        b = Builder.at(op)
+        view, _ = _staging_buffer(b, dt)
+        b.create(LocalStoreOp, [view, value], [])
+        b.create(TmaStoreOp, [desc, view, *op.coords], [], {"reduce": "", "eviction": ""})
+        b.create(TmaStoreWaitOp, [], [], {"pendings": 0})
+        op.erase()
+        return
+    # in a loop (a persistent kernel's epilogue): the TMA engine reads the buffer while the
+    # loop goes on; the wait comes before the buffer is written again, and after the loop
+    view, _ = _staging_buffer(Builder.at(loop), dt)
     b = Builder.at(op)
-    view, _ = _staging_buffer(b, dt)
+    b.create(TmaStoreWaitOp, [], [], {"pendings": 0})
     b.create(LocalStoreOp, [view, value], [])
     b.create(TmaStoreOp, [desc, view, *op.coords], [], {"reduce": "", "eviction": ""})
-    b.create(TmaStoreWaitOp, [], [], {"pendings": 0})
+    Builder.at(loop, after=True).create(TmaStoreWaitOp, [], [], {"pendings": 0})
     op.erase()
 
 
