@@ -172,6 +172,45 @@ def test_loop_carried_values_that_feed_others_stay() -> None:
               """, args=ARGS, passes=DCE)
 
 
+def test_a_carried_value_an_if_keeps_or_replaces_goes_when_only_its_slot_reads_it() -> None:
+    # flatten-loops' per-tile index: recomputed under `if first`, kept otherwise, read by
+    # nothing once the loads moved -- slot 1 goes with the if's result for it; slot 0's
+    # if result is read (the store) and stays, with the if
+    check("""
+          %0, %1 = for %x, %y, %x, %x, %y : i32, i32 {
+          ^(%i: i32, %2: i32, %3: i32):
+            %4 = cmp %i, %x {predicate = "eq"} : i1
+            %5, %6 = if %4 : i32, i32 {
+            ^():
+              %7 = mul %i, %i : i32
+              yield %7, %7
+            } {
+            ^():
+              yield %2, %3
+            }
+            store %p, %5
+            yield %5, %6
+          }
+          return
+          """, """
+          %0 = for %x, %y, %x, %x : i32 {
+          ^(%i: i32, %1: i32):
+            %2 = cmp %i, %x {predicate = "eq"} : i1
+            %3 = if %2 : i32 {
+            ^():
+              %4 = mul %i, %i : i32
+              yield %4
+            } {
+            ^():
+              yield %1
+            }
+            store %p, %3
+            yield %3
+          }
+          return
+          """, args=ARGS, passes=DCE)
+
+
 def test_pure_loop_with_unused_results_goes_when_its_step_is_known() -> None:
     body = """
            %0 = constant {{value = {step}}} : i32

@@ -8,8 +8,9 @@ Guarantees, repeated until nothing changes, in every block including nested regi
   constant positive step, whose results are all unused and whose regions hold only pure ops (and nested ``if`` /
   ``for`` of the same kind) is removed; an unused result of an ``if`` is dropped together
   with the values its regions yield for it; an unused result of a ``for`` whose
-  loop-carried block argument feeds nothing but its own slot of the ``yield`` is dropped
-  together with its init, its block argument and its yielded value.
+  loop-carried block argument feeds nothing but its own slot of the ``yield`` (through
+  pure ops, or through an ``if`` that yields it or a replacement for it) is dropped
+  together with its init, its block argument, its yielded value and those ``if`` results.
 
 Refuses: ops with side effects (``load``, ``store``, ``assert``, barriers...) and
 terminators always stay, even when their results are unused -- a ``load`` can fault and
@@ -89,26 +90,35 @@ def _terminator(block: Block) -> Operation:
     return term
 
 
-def _feeds_only_its_slot(arg: Value, term: Operation, slot: int) -> list[Operation] | None:
-    """The pure ops through which loop-carried ``arg`` reaches nothing but its own slot of
-    the ``yield`` (``p += step`` carried and never read otherwise), or None when it
-    reaches anything else."""
-    chain: list[Operation] = []
+def _feeds_only_its_slot(arg: Value, term: Operation, slot: int) -> list[tuple[Operation, list[int]]] | None:
+    """The pure ops, and the ``if`` results (``(if, positions)``), through which
+    loop-carried ``arg`` reaches nothing but its own slot of the ``yield`` (``p += step``
+    carried and never read otherwise; a value an ``if`` keeps or replaces, as a flattened
+    loop's per-tile indices), or None when it reaches anything else."""
+    chain: dict[int, tuple[Operation, list[int]]] = {}
     work, seen = [arg], set()
     while work:
         v = work.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
         for user in v.uses:
             if user is term:
                 if any(x is v for j, x in enumerate(term.operands) if j != slot):
                     return None
                 continue
+            owner = user.parent.parent_op if user.parent is not None else None
+            if isinstance(user, ops.YieldOp) and isinstance(owner, ops.IfOp) and owner.parent is term.parent:
+                at = [k for k, x in enumerate(user.operands) if x is v]
+                entry = chain.setdefault(id(owner), (owner, []))
+                entry[1].extend(k for k in at if k not in entry[1])
+                work.extend(owner.results[k] for k in at)
+                continue
             if user.regions or not user.PURE or user.parent is not term.parent:
                 return None
-            if id(user) not in seen:
-                seen.add(id(user))
-                chain.append(user)
-                work.extend(user.results)
-    return chain
+            chain.setdefault(id(user), (user, []))
+            work.extend(user.results)
+    return list(chain.values())
 
 
 def _drop_unused_results(op: Operation) -> bool:
@@ -122,15 +132,21 @@ def _drop_unused_results(op: Operation) -> bool:
     if isinstance(op, ops.ForOp):
         body = op.body
         term = _terminator(body)
-        cycles: list[tuple[int, list[Operation]]] = []
+        cycles: list[tuple[int, list[tuple[Operation, list[int]]]]] = []
         for i, r in enumerate(op.results):
             chain = None if r.uses else _feeds_only_its_slot(body.args[i + 1], term, i)
             if chain is not None:
                 cycles.append((i, chain))
-        for i, chain in reversed(cycles):
+        for i, chain in reversed(cycles[-1:]):  # one at a time: chains of two slots may share an if
             drop_operand(term, i)
-            for x in sorted(chain, key=body.ops.index, reverse=True):
-                x.erase()
+            for x, at in sorted(chain, key=lambda e: body.ops.index(e[0]), reverse=True):
+                if not at:
+                    x.erase()
+                    continue
+                for k in sorted(at, reverse=True):  # the if keeps its other results
+                    for block in blocks_of(x):
+                        drop_operand(_terminator(block), k)
+                    drop_result(x, k)
             drop_block_arg(body, i + 1)
             drop_operand(op, len(op.operands) - len(op.inits) + i)  # the init of result i
             drop_result(op, i)
