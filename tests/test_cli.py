@@ -72,10 +72,10 @@ def test_output_file_and_pass_dumps(kernel_file: Path, tmp_path: Path, capsys: p
 
 
 PIPELINES = {
-    "sm_90a": ["multi-cta", "flatten-loops", "fold", "cse", "dce", "check-target", "decompose-scaled-dot",
-               "software-pipeline", "tma-staging", "dot-to-wgmma", "buffer-layouts", "layouts", "dce", "smem-alloc",
-               "membar"],
-    "gfx950": ["multi-cta", "flatten-loops", "fold", "cse", "dce", "descriptor-pointers", "check-target",
+    "sm_90a": ["multi-cta", "flatten-loops", "loop-unroll", "fold", "cse", "dce", "check-target",
+               "decompose-scaled-dot", "software-pipeline", "tma-staging", "dot-to-wgmma", "buffer-layouts", "layouts",
+               "dce", "smem-alloc", "membar"],
+    "gfx950": ["multi-cta", "flatten-loops", "loop-unroll", "fold", "cse", "dce", "descriptor-pointers", "check-target",
                "software-pipeline", "buffer-layouts", "layouts", "dce", "smem-alloc", "membar"],
 }
 
@@ -88,12 +88,12 @@ def test_print_after_all_shows_every_pass_of_the_target(arch: str, kernel_file: 
     err = capsys.readouterr().err
     dumped = [line.split(" after ")[1].split(" //")[0] for line in err.splitlines()
               if line.startswith("// -----// IR after")]
-    # multi-cta, flatten-loops, the canonicalization group (maybe more than one round), then the
+    # multi-cta, flatten-loops, loop-unroll, the canonicalization group (maybe more than one round), then the
     # target's passes, once each
-    first_target_pass = dumped.index(PIPELINES[arch][5])
-    assert dumped[:2] == ["multi-cta", "flatten-loops"]
-    assert set(dumped[2:first_target_pass]) == {"fold", "cse", "dce"}
-    assert dumped[first_target_pass:] == PIPELINES[arch][5:]
+    first_target_pass = dumped.index(PIPELINES[arch][6])
+    assert dumped[:3] == ["multi-cta", "flatten-loops", "loop-unroll"]
+    assert set(dumped[3:first_target_pass]) == {"fold", "cse", "dce"}
+    assert dumped[first_target_pass:] == PIPELINES[arch][6:]
     # before layouts no tile has one, after it every tile does; smem-alloc writes the kernel's shared bytes
     section = {n: err.split(f"// -----// IR after {n} //----- //")[1].split("// -----//")[0]
                for n in ("buffer-layouts", "layouts", "smem-alloc")}

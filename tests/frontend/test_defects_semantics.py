@@ -306,8 +306,8 @@ def test_swizzle2d_last_group_of_fewer_rows(load_kernels: Any) -> None:
                             [21, 23, 25, 27, 29, 31, 33], [22, 24, 26, 28, 30, 32, 34]]
 
 
-@pytest.mark.parametrize("factor,recorded", [(0, False), (1, False), (4, True)])
-def test_loop_unroll_factor_zero_and_one_mean_none(load_kernels: Any, factor: int, recorded: bool) -> None:
+@pytest.mark.parametrize("factor,unrolled", [(0, False), (1, False), (4, True)])
+def test_loop_unroll_factor_zero_and_one_mean_none(load_kernels: Any, factor: int, unrolled: bool) -> None:
     mod = load_kernels(f"""
 @tlxc.jit
 def k(out, n):
@@ -317,7 +317,9 @@ def k(out, n):
     tl.store(out, acc)
 """)
     ir = mod.k.compile("*i32,i32").asm["ir"]
-    assert ("loop_unroll_factor = 4" in ir) == recorded, ir
+    # 4: the body four times in a loop stepping by 4, then the loop itself for what is left
+    assert "loop_unroll_factor =" not in ir
+    assert ir.count(" = for ") == (2 if unrolled else 1) and ir.count("add %") >= (5 if unrolled else 1), ir
     out = np.zeros(1, np.int32)
     mod.k.interpret[(1,)](out, 5)
     assert out[0] == 10

@@ -394,9 +394,21 @@ def test_for_with_zero_trips_gives_its_inits(lb: str, ub: str) -> None:
           """, args="%p: ptr<i32>, %x: i32")
 
 
-@pytest.mark.parametrize("lb, ub, step", [("0", "1", "1"), ("4", "0", "-1"), ("4", "0", "0")])
+@pytest.mark.parametrize("lb, ub, step", [("0", "2", "1"), ("4", "0", "-1"), ("4", "0", "0")])
 def test_for_that_may_run_stays(lb: str, ub: str, step: str) -> None:
     unchanged(FOR_TEXT.format(lb=lb, ub=ub, step=step), args="%p: ptr<i32>, %x: i32", passes=FOLD)
+
+
+@pytest.mark.parametrize("lb, ub, step", [("3", "4", "1"), ("3", "5", "4")])
+def test_for_with_one_trip_is_its_body(lb: str, ub: str, step: str) -> None:
+    """(what loop-unroll leaves of a loop of constant trips: its unrolled copy runs once)"""
+    check(FOR_TEXT.format(lb=lb, ub=ub, step=step), f"""
+          %0 = constant {{value = {lb}}} : i32
+          store %p, %0
+          %1 = add %x, %0 : i32
+          store %p, %1
+          return
+          """, args="%p: ptr<i32>, %x: i32")
 
 
 def test_folding_inside_nested_regions() -> None:

@@ -34,7 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
 else:
     _Base = object
 
-# tl.range's scheduling requests: positive integers, recorded on the loop op.
+# tl.range's scheduling requests: positive integers, recorded on the loop op (the
+# software pipeline reads num_stages; the loop-unroll pass consumes loop_unroll_factor).
 _RANGE_OPTIONS = ("num_stages", "loop_unroll_factor")
 # Requests that are a yes/no. ``warp_specialize`` asks Triton to split the loop into
 # producer and consumer warps by itself; tlxc records the request on the loop but does not

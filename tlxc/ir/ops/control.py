@@ -146,8 +146,9 @@ class ForOp(Operation):
 
     ``num_stages``, ``loop_unroll_factor``, ``warp_specialize``, ``multi_cta`` and
     ``flatten`` are the user's ``tl.range`` requests (None when not given); the
-    ``multi-cta`` pass consumes ``multi_cta`` and ``flatten-loops`` consumes ``flatten``
-    (the tile IR after them never has either).
+    ``multi-cta`` pass consumes ``multi_cta``, ``flatten-loops`` consumes ``flatten`` and
+    ``loop-unroll`` consumes ``loop_unroll_factor`` (the tile IR after them has none of
+    them).
     """
 
     NAME = "for"

@@ -147,7 +147,7 @@ def _hoist_invariants(outer: ops.ForOp, prologue: list[Operation]) -> None:
             Builder.at(outer).place(op)
 
 
-def _trips(b: Builder, lb: Value, ub: Value, step: Value) -> Value:
+def trip_count(b: Builder, lb: Value, ub: Value, step: Value) -> Value:
     """The iterations of ``range(lb, ub, step)`` (step non-zero, either sign)."""
     t = lb.type
 
@@ -193,10 +193,10 @@ def _fuse(outer: ops.ForOp) -> bool:
     loc, iloc = outer.loc, inner.loc
     b = Builder.at(outer)
     kk_t = outer.lb.type
-    t_in = _trips(b, inner.lb, inner.ub, inner.step)
+    t_in = trip_count(b, inner.lb, inner.ub, inner.step)
     if t_in.type != kk_t:
         t_in = b.value(ops.ConvertOp, [t_in], kk_t)
-    t_out = _trips(b, outer.lb, outer.ub, outer.step)
+    t_out = trip_count(b, outer.lb, outer.ub, outer.step)
     zero_o = b.value(ops.ConstantOp, [], kk_t, value=0)
     runs = b.value(ops.AndOp, [b.value(ops.CmpOp, [t_in, zero_o], int1, predicate="gt"),
                                b.value(ops.CmpOp, [t_out, zero_o], int1, predicate="gt")], int1)

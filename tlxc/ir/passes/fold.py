@@ -18,7 +18,9 @@ Guarantees:
   only the exact ones: ``x + -0.0``, ``x - 0.0`` and ``x * 1.0``;
 * an ``if`` with a constant condition is replaced by the ops of the taken region, its
   results by the values that region yields; a ``for`` whose constant bounds give zero
-  iterations (``step > 0``, ``lb >= ub``) is replaced by its initial values.
+  iterations (``step > 0``, ``lb >= ub``) is replaced by its initial values, and one whose
+  constant bounds give one iteration (``lb < ub <= lb + step``) by its body, with ``lb``
+  for the induction variable and the initial values for the carried ones.
 Constants that become unused are left for ``dce``.
 
 Refuses (leaves the op as it is): division or remainder by zero, shifts by a negative
@@ -162,9 +164,19 @@ class _Folder:
     def _fold_for(self, op: ops.ForOp) -> bool:
         lb, ub, step = (self._const(v) for v in (op.lb, op.ub, op.step))
         # A negative step is left alone: whether it counts down is the frontend's rule.
-        if lb is None or ub is None or step is None or step <= 0 or lb < ub:
+        if lb is None or ub is None or step is None or step <= 0:
             return False
-        replace_op(op, op.inits)
+        if lb >= ub:  # no iteration
+            replace_op(op, op.inits)
+            return True
+        if ub - lb > step:
+            return False
+        # one iteration: the body, with the induction variable lb and the inits
+        body = op.body
+        body.args[0].replace_all_uses_with(op.lb)
+        for a, v in zip(body.args[1:], op.inits):
+            a.replace_all_uses_with(v)
+        replace_op(op, inline_block_before(body, op))
         return True
 
     # -- identities ------------------------------------------------------------------------
