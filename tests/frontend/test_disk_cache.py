@@ -118,3 +118,18 @@ def test_a_corrupt_entry_is_compiled_again(project: Path, tmp_path: Path) -> Non
     again = _run(project, cache)
     assert again["compiles"] == ["outer"] and again["from_disk"] is False
     assert _run(project, cache)["compiles"] == []
+
+
+def test_an_edited_compiler_misses(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key covers the compiler's own files: after a change to tlxc (an editable install
+    being worked on), the variant is compiled again rather than read back."""
+    from tlxc.kernels import disk
+
+    stamp = disk.compiler_stamp()
+    assert len(stamp) == 16 and disk.compiler_stamp() is stamp  # taken once per process
+    cache = tmp_path / "cache"
+    assert _run(project, cache)["compiles"] == ["outer"]
+    worker = project / "worker.py"
+    worker.write_text("import tlxc.kernels.disk as d\nd.compiler_stamp = lambda: 'edited'\n" + WORKER)
+    assert _run(project, cache)["compiles"] == ["outer"]
+    assert _run(project, cache)["compiles"] == []  # the edited compiler's own entry

@@ -2,7 +2,9 @@
 launches the same kernel on the same arguments loads the binary instead of compiling.
 
 The key (``variant_key``) hashes what decides the code before anything is compiled: the
-tlxc version, the kernel's source text with its file and first line (the code's line
+tlxc version and the files of the compiler itself (name, size and modification time of
+each of its ``.py`` files: an edited compiler, as in an editable install, misses instead
+of bringing back code it no longer makes), the kernel's source text with its file and first line (the code's line
 information points there), the runtime arguments' specializations, the constexpr values,
 the compile options (the target among them). What a compile discovers is checked when an
 entry is read (``load``): every kernel function it inlined, at any depth, and every
@@ -18,10 +20,12 @@ stored with it and parsed on demand (the interpreter never reads from disk).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..compiler import CompiledKernel
@@ -71,8 +75,20 @@ def variant_key(kernel: KernelDef, specs: dict[str, Any], consts: dict[str, Any]
     if src is None or None in texts.values():
         return None
     sig = [(k, str(v), bool(v.equals_one)) for k, v in specs.items()]
-    return KernelCache.key(FORMAT, __version__, f"{kernel.__module__}.{kernel.__qualname__}", src, sig,
-                           sorted(texts.items()), repr(options))
+    return KernelCache.key(FORMAT, __version__, compiler_stamp(), f"{kernel.__module__}.{kernel.__qualname__}", src,
+                           sig, sorted(texts.items()), repr(options))
+
+
+@functools.lru_cache(maxsize=1)
+def compiler_stamp() -> str:
+    """A hash of the compiler's own files (relative name, size, modification time), taken
+    once per process: a few hundred ``stat`` calls."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*.py")):
+        st = f.stat()
+        h.update(f"{f.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:16]
 
 
 def _cache() -> Any:
