@@ -1,4 +1,4 @@
-"""``tl.sort``, ``tl.flip`` and ``tl.topk`` (tlxc/language/standard.py: a bitonic network on
+"""``tl.sort``, ``tl.flip``, ``tl.topk`` and ``tl.bitonic_merge`` (tlxc/language/standard.py: a bitonic network on
 ``tl.gather``) against numpy in the interpreter, and compiled for every target."""
 
 from __future__ import annotations
@@ -82,6 +82,8 @@ def test_columns_and_vectors() -> None:
 def test_every_target_compiles_them(arch: str) -> None:
     ck = rows.compile("*fp32,*fp32,*fp32,*fp32,*fp32", {"R": 4, "C": 32, "K": 8}, arch=arch)
     assert ck.asm["ptx" if arch.startswith("sm_") else "amdgcn"]
+    ck = merged.compile("*fp32,*fp32,*fp32", {"R": 4, "C": 32}, arch=arch)
+    assert ck.asm["ptx" if arch.startswith("sm_") else "amdgcn"]
 
 
 def test_a_dim_out_of_range_is_an_error_at_the_call(load_kernels: Any) -> None:
@@ -95,3 +97,50 @@ def k(x):
     with pytest.raises(tlxc.CompilationError, match="dim 1 is out of range for a tile of rank 1") as info:
         m.k.compile("*fp32")
     assert "w = tl.sort(v, 1)" in str(info.value)
+
+
+@tlxc.jit
+def merged(x, y, yd, R: tl.constexpr, C: tl.constexpr):
+    offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    v = tl.load(x + offs)
+    tl.store(y + offs, tl.bitonic_merge(v))
+    tl.store(yd + offs, tl.bitonic_merge(v, descending=True))
+
+
+def _merge_reference(x: np.ndarray, descending: bool) -> np.ndarray:
+    """Triton's network: rounds r = log2(n) - 1 .. 0 over partners i ^ 2**r along the last
+    axis; an element takes its partner's value when (x > partner) != (upper xor descending)."""
+    x = x.copy()
+    n = x.shape[-1]
+    i = np.arange(n)
+    r = n.bit_length() - 2
+    while r >= 0:
+        j = 1 << r
+        y = x[..., i ^ j]
+        upper = ((i & j) != 0) != descending
+        x = np.where((x > y) != upper, y, x)
+        r -= 1
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("r,c", [(4, 16), (2, 64), (1, 2)])
+def test_bitonic_merge(dtype: Any, r: int, c: int) -> None:
+    """Triton's tl.bitonic_merge: a bitonic row comes out sorted; any row goes through the
+    same network as Triton's, NaN included."""
+    rng = np.random.default_rng(c)
+    half = np.sort((rng.standard_normal((r, c // 2)) * 10).astype(dtype), 1)
+    bitonic = np.concatenate([half, np.sort((rng.standard_normal((r, c - c // 2)) * 10).astype(dtype), 1)[:, ::-1]],
+                             1)
+    for x in (np.ascontiguousarray(bitonic), (rng.standard_normal((r, c)) * 10).astype(dtype)):
+        if dtype == np.float32 and c > 2:
+            x = x.copy()
+            x[0, 1] = np.nan
+        y, yd = np.zeros_like(x), np.zeros_like(x)
+        merged.interpret[(1,)](x, y, yd, R=r, C=c)
+        np.testing.assert_array_equal(y, _merge_reference(x, False))
+        np.testing.assert_array_equal(yd, _merge_reference(x, True))
+    y, yd = np.zeros_like(bitonic), np.zeros_like(bitonic)
+    merged.interpret[(1,)](np.ascontiguousarray(bitonic), y, yd, R=r, C=c)
+    np.testing.assert_array_equal(y, np.sort(bitonic, 1))
+    np.testing.assert_array_equal(yd, np.sort(bitonic, 1)[:, ::-1])

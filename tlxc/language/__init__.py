@@ -25,9 +25,17 @@ SHORT_NAME = "tl"  # how kernels spell this module (in messages)
 # Triton's tl names that tlxc does not have yet: using one is TLXC-NAME-002, "not supported
 # yet", rather than an unknown name (the frontend's attribute lookup reads the NOT_YET of
 # any tlxc library module)
-NOT_YET = frozenset({
-    "bitonic_merge", "slice",
-})
+NOT_YET: frozenset[str] = frozenset()
+
+
+@constexpr_function
+def slice(start, stop, step):  # noqa: A001, ANN001, ANN201
+    """Triton's ``tl.slice(start, stop, step)``: the slice ``start:stop:step`` as a
+    compile-time value (``x[tl.slice(None, None, None)]`` is ``x[:]``; a tuple indexed by
+    one gives the tuple's slice)."""
+    import builtins
+
+    return builtins.slice(start, stop, step)
 
 _RANDOM = ("philox_impl", "philox", "randint4x", "randint", "uint_to_uniform_float", "rand", "rand4x",
            "pair_uniform_to_normal", "randn", "randn4x")
@@ -44,7 +52,7 @@ def __getattr__(name: str):  # noqa: ANN202
         import importlib
 
         return importlib.import_module(__name__ + ".extra")
-    if name in ("flip", "sort", "topk", "reduce_or", "softmax"):
+    if name in ("flip", "sort", "bitonic_merge", "topk", "reduce_or", "softmax"):
         from . import standard
 
         return getattr(standard, name)

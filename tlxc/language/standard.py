@@ -7,6 +7,8 @@ get them from one source.
   (log2(n) + 1) / 2`` compare-exchange stages, each reading the partner ``i ^ j`` with
   one ``gather`` and keeping the min or the max. The axis must be a power of two (as in
   Triton); ties keep equal values, so the result is the sorted multiset.
+* ``bitonic_merge(x, dim, descending)``: the last stage of that network alone (Triton's
+  rule, last dimension only): a bitonic sequence comes out sorted.
 * ``topk(x, k, dim, descending=True)``: the ``k`` largest values along ``dim``, in
   descending order (``sort`` descending, then the first ``k``), or the ``k`` smallest.
 
@@ -92,6 +94,28 @@ def sort(x, dim: tl.constexpr = None, descending: tl.constexpr = False):
 
 
 @tlxc.jit
+def bitonic_merge(x, dim: tl.constexpr = None, descending: tl.constexpr = False):
+    """One bitonic merge along the last dimension (Triton's ``tl.bitonic_merge``): for
+    ``r = log2(n) - 1`` down to 0, each element is compared with its partner ``i ^ 2**r``
+    and the lower of the pair keeps the smaller (the larger when ``descending``). A bitonic
+    input (an ascending half then a descending one) comes out sorted."""
+    d: tl.constexpr = _axis(dim, len(x.shape))
+    tl.static_assert(d == len(x.shape) - 1, "tl.bitonic_merge merges along the last dimension only")
+    n: tl.constexpr = x.shape[d]
+    steps: tl.constexpr = _log2(n)
+    i = _index_along(x.shape, d, n)
+    for t in tl.static_range(steps):
+        j: tl.constexpr = 1 << (steps - 1 - t)
+        y = tl.gather(x, i ^ j, d)
+        upper = (i & j) != 0  # the upper of the pair (swapped roles when descending)
+        if descending:
+            upper = (i & j) == 0
+        # Triton's rule, NaN included: take the partner when (x > y) differs from `upper`
+        x = tl.where((x > y) != upper, y, x)
+    return x
+
+
+@tlxc.jit
 def topk(x, k: tl.constexpr, dim: tl.constexpr = None, descending: tl.constexpr = True):
     """The ``k`` largest values of ``x`` along ``dim`` (the last by default), largest first;
     with ``descending=False`` the ``k`` smallest, smallest first (as Triton's)."""
@@ -122,4 +146,4 @@ def softmax(x, dim: tl.constexpr = None, keep_dims: tl.constexpr = False, ieee_r
     return tl.fdiv(num, den, ieee_rounding)
 
 
-NAMES = ("flip", "sort", "topk", "reduce_or", "softmax")
+NAMES = ("flip", "sort", "bitonic_merge", "topk", "reduce_or", "softmax")
