@@ -123,19 +123,20 @@ def _split(prologue: list[Operation]) -> tuple[list[Operation], list[Operation]]
     return [op for op in prologue if id(op) in every], [op for op in prologue if id(op) not in every]
 
 
-def _placeholder(b: Builder | None, t: Type) -> Value | object | None:
-    """A value of type ``t`` for a carried slot that is set before it is read (with no
-    builder: whether one can be made)."""
+def _has_placeholder(t: Type) -> bool:
+    """Whether ``_placeholder`` can make a value of type ``t`` (numbers and pointers)."""
+    return isinstance(t.scalar, (DType, PointerType))
+
+
+def _placeholder(b: Builder, t: Type) -> Value:
+    """A value of type ``t`` (``_has_placeholder``) for a carried slot that is set before it
+    is read: zero, or the null pointer."""
     scalar = t.scalar
-    if b is None:
-        return True if isinstance(scalar, (DType, PointerType)) else None
     if isinstance(scalar, DType):
         return b.value(ops.ConstantOp, [], t, value=0.0 if scalar.is_floating() else 0)
-    if isinstance(scalar, PointerType):
-        shape = t.shape if isinstance(t, TileType) else ()
-        zero = b.value(ops.ConstantOp, [], tile(shape, int64) if shape else int64, value=0)
-        return b.value(ops.IntToPtrOp, [zero], t)
-    return None
+    shape = t.shape if isinstance(t, TileType) else ()
+    zero = b.value(ops.ConstantOp, [], tile(shape, int64) if shape else int64, value=0)
+    return b.value(ops.IntToPtrOp, [zero], t)
 
 
 def _hoist_invariants(outer: ops.ForOp, prologue: list[Operation]) -> None:
@@ -187,8 +188,7 @@ def _fuse(outer: ops.ForOp) -> bool:
     peel = all(op.PURE and not op.regions or isinstance(op, ops.IfOp) and pure_if(op) for op in prologue)
     # inits of the inner loop that the fused loop computes every iteration (P's tile ops)
     in_loop = [j for j, v in enumerate(inner.inits) if j not in via_if and _inside(v, outer)]
-    if not peel and any(_placeholder(None, v.type) is None
-                        for v in handed + [inner.inits[j] for j in via_if + in_loop]):
+    if not peel and not all(_has_placeholder(v.type) for v in handed + [inner.inits[j] for j in via_if + in_loop]):
         return False
     loc, iloc = outer.loc, inner.loc
     b = Builder.at(outer)
@@ -216,8 +216,7 @@ def _fuse(outer: ops.ForOp) -> bool:
                 vb.place(clone(op, m))
             first_p = [m[id(v)] for v in handed] + [m[id(inner.inits[j])] for j in via_if + in_loop]
         else:
-            first_p = [_placeholder(vb, v.type)  # type: ignore[misc]
-                       for v in handed + [inner.inits[j] for j in via_if + in_loop]]
+            first_p = [_placeholder(vb, v.type) for v in handed + [inner.inits[j] for j in via_if + in_loop]]
         n_h = len(handed)
         firsts = dict(zip(via_if + in_loop, first_p[n_h:]))
         ic_init = [firsts.get(j, v) for j, v in enumerate(inner.inits)]
