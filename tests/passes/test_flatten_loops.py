@@ -179,3 +179,33 @@ def test_the_fused_loop_compiles_for_the_other_targets(arch: str) -> None:
         assert ck.metadata["scratch"] == 0
     else:
         assert "wgmma" not in ck.asm["ptx"] and "mma.sync" in ck.asm["ptx"]
+
+
+@tlxc.jit
+def strided_rows(x_ptr, out_ptr, R, C, DOWN: tl.constexpr, BC: tl.constexpr):
+    """Rows walked with a step known only at run time (the grid size), upwards or
+    downwards; each row's sum over column blocks."""
+    np_ = tl.num_programs(0)
+    if DOWN:
+        lo, hi, step = R - 1 - tl.program_id(0), -1, -np_
+    else:
+        lo, hi, step = tl.program_id(0), R, np_
+    for r in tl.range(lo, hi, step, flatten=True):
+        acc = tl.zeros((BC,), tl.float32)
+        for c0 in range(0, C, BC):
+            cols = c0 + tl.arange(0, BC)
+            acc += tl.load(x_ptr + r * C + cols, mask=cols < C, other=0.0)
+        tl.store(out_ptr + r, tl.sum(acc))
+
+
+@pytest.mark.parametrize("down", [False, True])
+@pytest.mark.parametrize("r_c_grid", [(10, 20, 3), (5, 8, 7), (1, 30, 1), (0, 8, 2)])
+def test_a_run_time_step_of_either_sign(down: bool, r_c_grid: tuple[int, int, int]) -> None:
+    r, c, grid = r_c_grid
+    x = np.random.default_rng(r + c).standard_normal((max(r, 1), c)).astype(np.float32)
+    out = np.full(max(r, 1), -1.0, np.float32)
+    strided_rows.interpret[(grid,)](x, out, r, c, DOWN=down, BC=8)
+    np.testing.assert_allclose(out[:r], x[:r].sum(axis=1), rtol=1e-5, atol=1e-5)
+    # fused: the one loop that carries values is the fused one (the nest as written carries none)
+    ir = _ir(strided_rows, "*fp32,*fp32,i32,i32", DOWN=down, BC=8)
+    assert ir.count(" = for ") == 1 and "flatten =" not in ir
