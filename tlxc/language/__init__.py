@@ -37,6 +37,8 @@ def slice(start, stop, step):  # noqa: A001, ANN001, ANN201
 
     return builtins.slice(start, stop, step)
 
+# the functions of language/standard.py, loaded on first use
+_STANDARD = ("flip", "sort", "bitonic_merge", "topk", "reduce_or", "softmax")
 _RANDOM = ("philox_impl", "philox", "randint4x", "randint", "uint_to_uniform_float", "rand", "rand4x",
            "pair_uniform_to_normal", "randn", "randn4x")
 
@@ -52,7 +54,7 @@ def __getattr__(name: str):  # noqa: ANN202
         import importlib
 
         return importlib.import_module(__name__ + ".extra")
-    if name in ("flip", "sort", "bitonic_merge", "topk", "reduce_or", "softmax"):
+    if name in _STANDARD:
         from . import standard
 
         return getattr(standard, name)

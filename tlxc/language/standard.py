@@ -145,5 +145,3 @@ def softmax(x, dim: tl.constexpr = None, keep_dims: tl.constexpr = False, ieee_r
     den = tl.sum(num, d, keep_dims=keep_dims)
     return tl.fdiv(num, den, ieee_rounding)
 
-
-NAMES = ("flip", "sort", "bitonic_merge", "topk", "reduce_or", "softmax")

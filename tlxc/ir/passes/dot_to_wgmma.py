@@ -61,6 +61,7 @@ from ..ops import (
 from ..ops.tasks import warps_at
 from ..types import DType, MemDescType, int1, int32
 from .options import PassOptions
+from .rewrite import top_level
 
 # operand type -> the accumulator type wgmma takes here (f16 accumulators stay on mma.sync:
 # the wgmma lowering accumulates in f32 only). Only 16-bit operands: wgmma reads only
@@ -87,15 +88,6 @@ def eligible(op: DotOp, num_warps: int, instr_k: Callable[[str], int | None]) ->
         return False
     step = instr_k(elem.ir_name)
     return step is not None and k % step == 0
-
-
-def _top_level(op: Operation, body: Block) -> Operation:
-    """The op of ``body`` that contains ``op`` (``op`` itself when it is in ``body``)."""
-    while op.parent is not body:
-        parent = op.parent.parent_op if op.parent is not None else None
-        assert parent is not None, "a dot outside the kernel's body"
-        op = parent
-    return op
 
 
 def _buffer(hoist: Builder, shape: tuple[int, ...], elem: DType, created: list[Operation]) -> Value:
@@ -157,7 +149,7 @@ def _in_flight_ok(op: DotOp, acc: Value) -> tuple[int, list[IfOp]] | None:
     later = body.ops[body.ops.index(op) + 1:]
     ifs: list[IfOp] = []
     for u in op.result.uses:
-        top = _top_level(u, body)
+        top = top_level(u, body)
         if u is term:
             continue
         if top is u or not isinstance(top, IfOp) or top not in later:
@@ -181,23 +173,13 @@ def _deferred_wait_point(op: DotOp, a_regs: bool) -> tuple[int, Operation] | Non
     if slot is None or body is None:
         return None
     arg = body.args[1 + slot]
-    a_def = _top_level(op.a.owner, body) if a_regs and isinstance(op.a.owner, Operation) and \
-        _encloses(body, op.a.owner) else None
+    a_def = top_level(op.a.owner, body) if a_regs and isinstance(op.a.owner, Operation) else None
     for x in body.ops:
         if x is op:  # nothing to overlap before the dot itself: wait right after it
             return None
         if x is a_def or any(arg in y.operands for y in x.walk()) or _writes_smem(x):
             return slot, x
     return None  # pragma: no cover - op itself is in the body
-
-
-def _encloses(block: Block, op: Operation) -> bool:
-    cur: Operation | None = op
-    while cur is not None and cur.parent is not None:
-        if cur.parent is block:
-            return True
-        cur = cur.parent.parent_op
-    return False
 
 
 def _writes_smem(x: Operation) -> bool:
@@ -250,7 +232,8 @@ def _rewrite(op: DotOp, body: Block, options: PassOptions, num_warps: int) -> No
     elem = a.type.scalar
     assert isinstance(elem, DType)  # eligible() checked it
     (m, k), n = a.type.shape, b.type.shape[1]
-    top = _top_level(op, body)
+    top = top_level(op, body)
+    assert top is not None, "a dot outside the kernel's body"
     created: list[Operation] = []  # in order, to undo
     acc, reset = _reset(op)
     flight = _in_flight_ok(op, acc)
@@ -330,7 +313,7 @@ def _wait_in(x: IfOp, v: Value, dot: Operation) -> None:
     ``v`` at the region's start, read there instead of ``v``."""
     for region in x.regions:
         block = region.block
-        users = [u for u in v.uses if _encloses(block, u)]
+        users = [u for u in v.uses if top_level(u, block) is not None]
         if not users:
             continue
         with Builder(None, dot.loc).before(block.ops[0]) as b:

@@ -55,7 +55,7 @@ from ..core import Block, BlockArgument, Location, Operation, Region, Value
 from ..types import DType, PointerType, TileType, Type, int1, int64, tile
 from .dot_loop_plan import pure_if
 from .options import PassOptions
-from .rewrite import constant_of
+from .rewrite import constant_of, top_level, trip_count
 
 
 def run(module: Operation, options: PassOptions) -> Operation:
@@ -148,27 +148,6 @@ def _hoist_invariants(outer: ops.ForOp, prologue: list[Operation]) -> None:
             Builder.at(outer).place(op)
 
 
-def trip_count(b: Builder, lb: Value, ub: Value, step: Value) -> Value:
-    """The iterations of ``range(lb, ub, step)`` (step non-zero, either sign)."""
-    t = lb.type
-
-    def c(v: int) -> Value:
-        return b.value(ops.ConstantOp, [], t, value=v)
-
-    def up(lo: Value, hi: Value, st: Value) -> Value:  # max(0, ceil((hi - lo) / st)), st > 0
-        n = b.value(ops.IDivOp, [b.value(ops.AddOp, [b.value(ops.SubOp, [hi, lo], t),
-                                                       b.value(ops.SubOp, [st, c(1)], t)], t), st], t)
-        return b.value(ops.MaximumOp, [n, c(0)], t)
-
-    s = constant_of(step)
-    if isinstance(s, int) and s > 0:
-        return up(lb, ub, step)
-    if isinstance(s, int):
-        return up(ub, lb, c(-s))
-    neg = b.value(ops.CmpOp, [step, c(0)], int1, predicate="lt")
-    return b.value(ops.SelectOp, [neg, up(ub, lb, b.value(ops.NegOp, [step], t)), up(lb, ub, step)], t)
-
-
 def _fuse(outer: ops.ForOp) -> bool:
     inner = _inner_loop(outer)
     if inner is None:
@@ -180,7 +159,7 @@ def _fuse(outer: ops.ForOp) -> bool:
     in_p = {id(op) for op in prologue}
 
     def used_after(v: Value) -> bool:  # by B, E or the outer yield (an init of the inner loop: by P's if)
-        return any(u is not inner and id(_top(u, body)) not in in_p for u in v.uses)
+        return any(u is not inner and id(top_level(u, body)) not in in_p for u in v.uses)
 
     handed = [r for op in prologue for r in op.results if used_after(r)]
     # inner inits made in P's if go through it; the others are selected in the loop
@@ -277,7 +256,7 @@ def _build_body(outer: ops.ForOp, inner: ops.ForOp, fb: Block, prologue: list[Op
         eb.create(ops.YieldOp, list(pc) + [ic[j] for j in via_if], [])
     for v, r in zip(handed, p_if.results):
         for user in list(v.uses):
-            if not _inside_block(user, then):
+            if top_level(user, then) is None:
                 for i, x in enumerate(user.operands):
                     if x is v:
                         user.set_operand(i, r)
@@ -325,19 +304,3 @@ def _build_body(outer: ops.ForOp, inner: ops.ForOp, fb: Block, prologue: list[Op
     t_next = b.value(ops.SelectOp, [last, b.value(ops.AddOp, [t, outer.step], t.type), t], t.type)
     kk_next = b.value(ops.SelectOp, [last, c(0), b.value(ops.AddOp, [kk, c(1)], kk_t)], kk_t)
     b.create(ops.YieldOp, [t_next, kk_next, *e_if.results, *stepped, *p_if.results[:len(handed)]], [])
-
-
-def _top(op: Operation, block: Block) -> Operation:
-    """The op of ``block`` that is or holds ``op`` (``op`` is inside ``block``)."""
-    while op.parent is not block:
-        op = op.parent.parent_op  # type: ignore[union-attr,assignment]
-    return op
-
-
-def _inside_block(op: Operation, block: Block) -> bool:
-    cur: Operation | None = op
-    while cur is not None and cur.parent is not None:
-        if cur.parent is block:
-            return True
-        cur = cur.parent.parent_op
-    return False

@@ -29,8 +29,8 @@ from .. import ops
 from ..builder import Builder
 from ..clone import clone
 from ..core import Block, Operation, Region, Value
-from .flatten_loops import trip_count
 from .options import PassOptions
+from .rewrite import trip_count
 
 
 def run(module: Operation, options: PassOptions) -> Operation:

@@ -64,6 +64,7 @@ from ..ops import (
 )
 from ..types import DType, MemDescType, TileType, int1, int32
 from .options import PassOptions
+from .rewrite import trip_count
 
 CODE = "TLXC-LOOP-002"
 
@@ -181,15 +182,8 @@ def _split(loop: ForOp, n: int) -> None:
     rank = b.value(ClusterCtaRankOp, [], int32)
     if t != int32:
         rank = b.value(ConvertOp, [rank], t)
+    trips = trip_count(b, lb, ub, step)
     zero, one, size = _const(b, t, 0), _const(b, t, 1), _const(b, t, n)
-    # Python's trip count for either sign of the step: ceil(|ub - lb| / |step|) when the
-    # step goes towards ub, else 0
-    up = b.value(CmpOp, [step, zero], int1, predicate="gt")
-    span = b.value(SubOp, [ub, lb], t)
-    span = b.value(SelectOp, [up, span, b.value(SubOp, [zero, span], t)], t)
-    stride = b.value(SelectOp, [up, step, b.value(SubOp, [zero, step], t)], t)
-    trips = b.value(IDivOp, [b.value(SubOp, [b.value(AddOp, [span, stride], t), one], t), stride], t)
-    trips = b.value(MaximumOp, [trips, zero], t)
     per = b.value(IDivOp, [b.value(SubOp, [b.value(AddOp, [trips, size], t), one], t), size], t)
     first = b.value(MulOp, [rank, per], t)
     mine = b.value(MinimumOp, [b.value(MaximumOp, [b.value(SubOp, [trips, first], t), zero], t), per], t)

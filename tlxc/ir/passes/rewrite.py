@@ -1,5 +1,6 @@
 """Small IR surgery shared by the passes: replacing an op, moving ops, dropping results,
-operands and block arguments, and tagging an exception with the op being rewritten.
+operands and block arguments, tagging an exception with the op being rewritten, where an
+op sits in a block (``top_level``), and a loop's trip count (``trip_count``).
 
 ``core.py`` keeps values, uses and parents consistent for the common edits (append,
 insert, erase, set_operand, replace_all_uses_with); the edits here are the rarer ones a
@@ -10,9 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Sequence
 
+from .. import ops
+from ..builder import Builder
 from ..core import Block, Operation, Value
 from ..ops import ConstantOp
-from ..types import Type
+from ..types import Type, int1
 
 # Name of the attribute that ``tag`` sets on an exception; the pipeline reads it to give
 # an internal error the user's line.
@@ -35,6 +38,35 @@ def tagged_op(exc: BaseException) -> Operation | None:
 def blocks_of(op: Operation) -> Iterator[Block]:
     for r in op.regions:
         yield from r.blocks
+
+
+def top_level(op: Operation, block: Block) -> Operation | None:
+    """The op of ``block`` that is ``op`` or holds it in its regions; None when ``op`` is
+    not inside ``block``."""
+    cur: Operation | None = op
+    while cur is not None and cur.parent is not None:
+        if cur.parent is block:
+            return cur
+        cur = cur.parent.parent_op
+    return None
+
+
+def trip_count(b: Builder, lb: Value, ub: Value, step: Value) -> Value:
+    """The iterations of ``range(lb, ub, step)`` as Python counts them, for either sign of
+    a non-zero ``step``: ``ceil(|ub - lb| / |step|)`` when the step goes towards ``ub``,
+    else 0 (built at ``b``; constant bounds fold)."""
+    t = lb.type
+
+    def c(v: int) -> Value:
+        return b.value(ConstantOp, [], t, value=v)
+
+    zero, one = c(0), c(1)
+    up = b.value(ops.CmpOp, [step, zero], int1, predicate="gt")
+    span = b.value(ops.SubOp, [ub, lb], t)
+    span = b.value(ops.SelectOp, [up, span, b.value(ops.SubOp, [zero, span], t)], t)
+    stride = b.value(ops.SelectOp, [up, step, b.value(ops.SubOp, [zero, step], t)], t)
+    trips = b.value(ops.IDivOp, [b.value(ops.SubOp, [b.value(ops.AddOp, [span, stride], t), one], t), stride], t)
+    return b.value(ops.MaximumOp, [trips, zero], t)
 
 
 def constant_of(v: Value) -> Any:
