@@ -8,8 +8,8 @@ one-barrier ``barrier_alloc``, ``barrier_expect`` of the block's bytes, ``tma_lo
 store to shared memory and the TMA read). A store inside a loop (outside warp-specialized
 partitions) keeps its staging buffer for the whole loop and waits only before it writes
 the buffer again and after the loop: the TMA engine reads one tile's result while the
-next tile is computed, as Triton does in its persistent matmul. The barrier is initialized at the point of use,
-so every use starts at phase 0, also inside loops.
+next tile is computed, as Triton does in its persistent matmul. The barrier is
+initialized at the point of use, so every use starts at phase 0, also inside loops.
 
 Descriptor loads that feed ``tl.dot`` in a pipelined loop never get here: the
 ``software-pipeline`` pass before this one turns them into a TMA ring (``tma_ring``).
@@ -88,23 +88,17 @@ def _outermost_loop(op: Operation) -> Operation | None:
 def _stage_store(op: DescriptorStoreOp) -> None:
     desc, value = op.desc, op.value
     dt = narrow(desc.type, TensorDescType)
+    # in a loop (a persistent kernel's epilogue) the TMA engine reads the buffer while the
+    # loop goes on: the buffer lives across the loop, and the wait comes before the buffer
+    # is written again and after the loop
     loop = _outermost_loop(op)
-    if loop is None:
-        b = Builder.at(op)
-        view, _ = _staging_buffer(b, dt)
-        b.create(LocalStoreOp, [view, value], [])
-        b.create(TmaStoreOp, [desc, view, *op.coords], [], {"reduce": "", "eviction": ""})
-        b.create(TmaStoreWaitOp, [], [], {"pendings": 0})
-        op.erase()
-        return
-    # in a loop (a persistent kernel's epilogue): the TMA engine reads the buffer while the
-    # loop goes on; the wait comes before the buffer is written again, and after the loop
-    view, _ = _staging_buffer(Builder.at(loop), dt)
+    view, _ = _staging_buffer(Builder.at(op if loop is None else loop), dt)
     b = Builder.at(op)
-    b.create(TmaStoreWaitOp, [], [], {"pendings": 0})
+    if loop is not None:
+        b.create(TmaStoreWaitOp, [], [], {"pendings": 0})
     b.create(LocalStoreOp, [view, value], [])
     b.create(TmaStoreOp, [desc, view, *op.coords], [], {"reduce": "", "eviction": ""})
-    Builder.at(loop, after=True).create(TmaStoreWaitOp, [], [], {"pendings": 0})
+    (b if loop is None else Builder.at(loop, after=True)).create(TmaStoreWaitOp, [], [], {"pendings": 0})
     op.erase()
 
 
