@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from core import ROOT, load_source, report  # noqa: E402
+from core import ROOT, byte_compile, load_source, report  # noqa: E402
 
 MATMUL_CONFIGS = [(128, 128, 64, 4, 3), (128, 256, 64, 8, 3), (64, 128, 64, 4, 4)]
 # examples/persistent_matmul.py: TMA descriptors, one program per SM, tl.range(flatten=True)
@@ -192,6 +192,7 @@ def bench_compile(results: dict[str, Any]) -> None:
     cache (the first launch, minus the launch itself, is what a user waits for)."""
     import subprocess
 
+    byte_compile()
     script = '''
 import os, sys, time, torch
 sys.path.insert(0, {bench!r})
