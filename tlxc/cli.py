@@ -53,8 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-o", "--output", metavar="PATH", help="write the output here instead of stdout")
     c.add_argument("--num-warps", type=int, default=4, metavar="N", help="warps per program (default 4)")
     c.add_argument("--num-stages", type=_positive, default=3, metavar="N",
-                   help="Triton's num_stages, as kernel.compile(num_stages=N) takes it (default 3); tlxc does not "
-                        "pipeline loops by itself (TLX kernels pipeline explicitly), so it only names the variant")
+                   help="Triton's num_stages, as kernel.compile(num_stages=N) takes it (default 3): the loads "
+                        "that feed tl.dot in a loop are issued N-1 iterations ahead (loops in warp-specialized "
+                        "partitions are the user's own pipelines and stay as written)")
     c.add_argument("--maxnreg", type=int, default=None, metavar="N",
                    help="NVIDIA: at most N registers per thread (16-255; PTX .maxnreg)")
     c.add_argument("--waves-per-eu", type=int, default=0, metavar="N",

@@ -402,6 +402,41 @@ def test_join_split_reshape() -> None:
 
 
 @tlxc.jit
+def split_pair_kernel(x_ptr, lo_ptr, hi_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 2))
+    lo, hi = tl.split(x)  # a [2] tile into two scalars (Triton's test_split_to_scalar)
+    tl.static_assert(lo.shape == [])
+    tl.store(lo_ptr, lo)
+    tl.store(hi_ptr, hi + 1)
+
+
+def test_split_of_a_pair_into_scalars() -> None:
+    x = np.array([7, -3], dtype=np.int64)
+    lo, hi = np.zeros(1, np.int64), np.zeros(1, np.int64)
+    split_pair_kernel.interpret[(1,)](x, lo, hi)
+    assert (lo[0], hi[0]) == (7, -2)
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "gfx942", "gfx1250"])
+def test_split_of_a_pair_into_scalars_compiles(arch: str) -> None:
+    # the [2] tile was left spread over two lanes, which split cannot take apart
+    ck = split_pair_kernel.compile("*i64:16,*i64:16,*i64:16", {}, arch=arch, num_warps=4)
+    text = ck.asm["ptx" if arch.startswith("sm_") else "llir"]
+    assert text.count("st.global" if arch.startswith("sm_") else "store") >= 2
+
+
+@tlxc.jit
+def static_print_kernel(x_ptr, n):
+    x = tl.load(x_ptr + tl.arange(0, 128)[:, None] + tl.arange(0, 4)[None, :])
+    tl.static_print("shapes:", x, n + 1, 3)
+
+
+def test_static_print_spells_tensors_as_triton(capsys: pytest.CaptureFixture[str]) -> None:
+    static_print_kernel.compile("*fp32,i32", {}, arch="sm_90a")
+    assert capsys.readouterr().out == "shapes: fp32[constexpr[128], constexpr[4]] int32[] 3\n"
+
+
+@tlxc.jit
 def permute_kernel(x_ptr, out_ptr, T_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
     ia = tl.arange(0, A)[:, None, None]
     ib = tl.arange(0, B)[None, :, None]

@@ -9,7 +9,7 @@ import itertools
 import pytest
 
 from tlxc.ir.layout.linear import LinearLayout
-from tlxc.ir.passes.layouts import extract_slice_layout, tile_over
+from tlxc.ir.layout.slices import extract_slice_layout, tile_over
 
 # a 32x8 sub-tile over 4 warps: warps along dim 0, and warps along dim 1
 ROWS = LinearLayout({"register": [(0, 1)], "lane": [(0, 2), (0, 4), (1, 0), (2, 0), (4, 0)],

@@ -10,8 +10,9 @@ from typing import Callable
 
 from ..errors import InternalCompilerError
 from ..ir.core import Operation
-from ..ir.layout.common import all_register_coords
+from ..ir.layout.common import REGISTER, all_register_coords
 from ..ir.layout.linear import LinearLayout
+from ..ir.types import TileType
 
 Coords = tuple[int, ...]
 
@@ -101,5 +102,9 @@ def split_registers(where: str, op: Operation, src_layout: LinearLayout) -> list
     """For ``split``: per result (the halves 0 and 1), the operand register of each of its
     registers."""
     last_dim_in_registers(where, op, src_layout)
+    if not isinstance(op.results[0].type, TileType):  # a [2] tile into two scalars
+        bases = src_layout.in_bases(REGISTER)
+        bit = next(i for i, b in enumerate(bases) if b[-1])
+        return [[0], [1 << bit]]
     return [remap(where, op, src_layout, res.type.layout, lambda c, h=half: c + (h,), lambda b: b + (0,))
             for half, res in enumerate(op.results)]

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import llvmlite.ir as ir
 
-from ...errors import CompilationError, InternalCompilerError
+from ...errors import CompilationError, InternalCompilerError, TlxcError
 from ...ir import ops
 from ...ir.core import Block, Operation, Value
 from ...ir.layout.common import all_register_coords, thread_terms
@@ -223,6 +223,10 @@ class Emitter:
         prev, self.current = self.current, op
         try:
             rule(self, op)
+        except TlxcError:
+            raise
+        except Exception as err:  # a bug in a lowering rule: reported at the user's line, not as a traceback
+            raise InternalCompilerError("amdgpu", f"lowering '{op.NAME}': {type(err).__name__}: {err}", op.loc) from err
         finally:
             self.current = prev
 

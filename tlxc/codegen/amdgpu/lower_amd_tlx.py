@@ -5,7 +5,7 @@ explicitly scheduled MFMA chains.
 * ``zeros``: a zero per register of the layout the user named (``layouts`` turned the
   dict into it). ``require_layout`` / ``release_layout``: no code (``layouts`` put any
   conversion before ``require_layout``). ``extract_slice``: the registers that hold the
-  sub-tile (``layouts.extract_slice_layout`` refused a misaligned one at the user's
+  sub-tile (``layout.slices.extract_slice_layout`` refused a misaligned one at the user's
   line); nothing moves.
 * ``rematerialized_range``: an ``arange`` whose lane-dependent part is recomputed from
   ``llvm.amdgcn.workitem.id.x`` where the op is, instead of the kernel-wide value in the
@@ -75,7 +75,8 @@ from ...ir.core import BlockArgument, Operation, OpResult, Value
 from ...ir.layout.amd import AmdMfma
 from ...ir.layout.common import all_register_coords
 from ...ir.layout.linear import LayoutError, LinearLayout
-from ...ir.passes.layouts import amd_parent, extract_slice_layout
+from ...ir.layout.slices import extract_slice_layout
+from ...ir.passes.layouts import amd_parent
 from .. import target_ops
 from .dot_plan import MFMA_VERSION, DotPlan, accumulator_tiles, intrinsic_signature, llvm_type, operand_tiles
 from .dot_plan import warps_per_cta as default_warps

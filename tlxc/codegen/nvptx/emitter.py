@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from ...errors import CompilationError, InternalCompilerError
+from ...errors import CompilationError, InternalCompilerError, TlxcError
 from ...ir import ops
 from ...ir.core import Block, Operation, Value
 from ...ir.layout.common import all_register_coords, thread_terms
@@ -417,6 +417,10 @@ class Emitter:
             rule(self, op)
         except PtxOperandError as err:
             raise InternalCompilerError("nvptx", f"lowering '{op.NAME}': {err}", op.loc) from None
+        except TlxcError:
+            raise
+        except Exception as err:  # a bug in a lowering rule: reported at the user's line, not as a traceback
+            raise InternalCompilerError("nvptx", f"lowering '{op.NAME}': {type(err).__name__}: {err}", op.loc) from err
         finally:
             self.current = prev
             self._window = prev_window

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...ir import ops
 from ...ir.ops.misc import MAX_PRINT_VALUES, printable
-from ...ir.types import PointerType, int32
+from ...ir.types import PointerType, TileType, int32
 from ..values import Tensor, describe, is_constexpr, unwrap
 from .arith import binary, logical_not, to_bool
 from .base import Ctx, const_value, fail, rule, to_tensor
@@ -43,7 +43,15 @@ def static_assert(ctx: Ctx, cond: Any, msg: Any = "") -> None:
 
 @rule("static_print")
 def static_print(ctx: Ctx, *args: Any, **kwargs: Any) -> None:
-    print(*(describe(a) if isinstance(unwrap(a), Tensor) else unwrap(a) for a in args))
+    """Prints at compile time; a tensor as Triton spells it (``int32[constexpr[128]]``,
+    ``fp32[]`` for a scalar), which tests of Triton's output compare."""
+    def text(a: Any) -> Any:
+        u = unwrap(a)
+        if not isinstance(u, Tensor):
+            return u
+        shape = u.type.shape if isinstance(u.type, TileType) else ()
+        return f"{u.dtype.name}[{', '.join(f'constexpr[{d}]' for d in shape)}]"
+    print(*(text(a) for a in args))
 
 
 @rule("device_print")

@@ -92,8 +92,11 @@ def rewrite(p: Plan[L], stages: int, form: RingForm[L]) -> ops.ForOp:
         iv = nb.args[0]
         iv_ahead = b.value(ops.AddOp, [iv, const(b, (stages - 1) * p.step, iv.type)], iv.type)
         valid = b.value(ops.CmpOp, [iv_ahead, ub], int1, predicate="lt")
+        first = len(nb.ops) - 1
         m = cl.run(b, iv_ahead, ahead)
+        cloned = nb.ops[first:-1]
         form.issue(b, p, m, ring_bufs, write, valid)
+        _sink_past_issue(nb, cloned, nb.ops[first + len(cloned):-1])
         carried_out = (cl.next_state(m) + [next_slot(b, read, stages)] + form.next_carried(b, read, own, stages)
                        + [next_slot(b, write, stages)])
     yield_more(new, carried_out)
@@ -102,3 +105,31 @@ def rewrite(p: Plan[L], stages: int, form: RingForm[L]) -> ops.ForOp:
     with Builder(None, loc).before(next_op(new)) as b:
         form.after(b)
     return new
+
+
+def _sink_past_issue(block, cloned: list[ops.Operation], issued: list[ops.Operation]) -> None:
+    """Move the cloned address ops that the copies do not read (the carried pointers'
+    increments for the next iteration) after the copies, in their order. A pointer's
+    old value then dies at its copy before its successor is defined, so the register
+    allocator can give both the same register pair: computed first, the increments
+    overlapped the old values, and ptxas rebuilt each 64-bit address from its halves
+    with two moves before every copy."""
+    needed: set[int] = set()
+    for op in issued:
+        for o in op.walk():
+            needed.update(id(v) for v in o.operands)
+    late = []
+    for op in reversed(cloned):
+        if any(id(r) in needed for r in op.results):
+            for o in op.walk():
+                needed.update(id(v) for v in o.operands)
+        else:
+            late.append(op)
+    if not late:
+        return
+    for op in late:
+        block.remove(op)
+    at = block.ops.index(issued[-1]) + 1
+    for op in reversed(late):
+        block.insert(at, op)
+        at += 1
