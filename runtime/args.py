@@ -21,7 +21,10 @@ the argument and says why.
 A host TMA descriptor parameter (``tensordesc<fp16[64,64]>``) takes a 128-byte slot,
 64-byte aligned: the launch encodes the ``TensorDescriptor`` argument with the swizzle
 the compiler chose (``tma_params``; runtime/tma.py), keeping the bytes by the
-descriptor's values. Plans without descriptors do no extra work.
+descriptor's values. Plans without descriptors do no extra work. On AMD GPUs
+(``descriptor_fields``) the slot holds the descriptor's fields instead: its base address,
+sizes and strides (``8 + 8 * rank`` bytes, 8-byte aligned), which the kernel reads
+through pointers (tlxc/ir/passes/host_descriptors.py).
 
 A kernel that needs global scratch (``global_scratch=True``: it builds TMA descriptors on
 the device) has one more slot after its parameters, a hidden ``u64`` pointer that no
@@ -64,7 +67,9 @@ class Param:
     was specialized on (1 when nothing is assumed). A descriptor has the ``block`` shape it
     was compiled for and the ``swizzle`` (bytes) the compiler chose, from the kernel's
     metadata ``tma_params`` (None until given), and optionally the ``box`` of one TMA
-    message (``tma.tma_box`` of the block when None)."""
+    message (``tma.tma_box`` of the block when None). ``fields``: the descriptor is
+    passed as its fields instead of a CUtensorMap (AMD: the base address, then the sizes
+    and the strides as i32, which the kernel's ``unpack_tensor_descriptor`` reads)."""
 
     name: str
     kind: str
@@ -74,23 +79,27 @@ class Param:
     block: tuple[int, ...] = ()
     swizzle: int | None = None
     box: tuple[int, ...] | None = None
+    fields: bool = False
 
     @property
     def format(self) -> str:
         if self.kind == "tensordesc":
-            return f"{tma.DESCRIPTOR_BYTES}s"
+            return f"{self.size}s"
         return "Q" if self.kind == "ptr" else SCALAR_FORMATS[self.dtype][0]  # type: ignore[return-value]
 
     @property
     def size(self) -> int:
         if self.kind == "tensordesc":
-            return tma.DESCRIPTOR_BYTES
+            return 8 + 8 * len(self.block) if self.fields else tma.DESCRIPTOR_BYTES
         return 8 if self.kind == "ptr" else SCALAR_FORMATS[self.dtype][1]
 
     @property
     def alignment(self) -> int:
-        """The byte alignment of the parameter's slot (a CUtensorMap is 64-byte aligned)."""
-        return tma.DESCRIPTOR_ALIGN if self.kind == "tensordesc" else self.size
+        """The byte alignment of the parameter's slot (a CUtensorMap is 64-byte aligned,
+        the fields form as its base pointer)."""
+        if self.kind == "tensordesc":
+            return 8 if self.fields else tma.DESCRIPTOR_ALIGN
+        return self.size
 
     def __str__(self) -> str:
         if self.kind == "ptr":
@@ -232,10 +241,12 @@ class ArgPlan:
     ``tma_params`` is the kernel's metadata of that name, which gives each host TMA
     descriptor parameter its swizzle (``apply_tma_params``). ``global_scratch`` adds the
     hidden trailing pointer to the launch's global scratch (packed after the arguments).
+    ``descriptor_fields`` passes descriptors as their fields (``Param.fields``: AMD).
     """
 
     def __init__(self, params: Sequence[Any] | Mapping[str, Any] | str, names: Sequence[str] | None = None,
-                 tma_params: Sequence[Mapping[str, Any]] | None = None, global_scratch: bool = False) -> None:
+                 tma_params: Sequence[Mapping[str, Any]] | None = None, global_scratch: bool = False,
+                 descriptor_fields: bool = False) -> None:
         if isinstance(params, Mapping):
             names, params = list(params.keys()), list(params.values())
         elif isinstance(params, str):
@@ -245,8 +256,12 @@ class ArgPlan:
             names = [p.name if isinstance(p, Param) else f"arg{i}" for i, p in enumerate(params)]
         if len(names) != len(params):
             raise ValueError(f"{len(names)} names for {len(params)} parameters")
-        self.params: tuple[Param, ...] = apply_tma_params([parse_param(p, n) for p, n in zip(params, names)],
-                                                          tma_params)
+        parsed = [parse_param(p, n) for p, n in zip(params, names)]
+        if descriptor_fields:
+            self.params: tuple[Param, ...] = tuple(replace(p, fields=True) if p.kind == "tensordesc" else p
+                                                   for p in parsed)
+        else:
+            self.params = apply_tma_params(parsed, tma_params)
         # a CUtensorMap slot is 64-byte aligned in the buffer, and the buffer then too (new_slot)
         self.alignment = max([8] + [p.alignment for p in self.params])
         offsets, off, fmt = [], 0, "<"
@@ -388,7 +403,7 @@ class ArgPlan:
         naming the argument if not."""
         p = self.params[i]
         what = p.describe(i)
-        if p.swizzle is None:
+        if p.swizzle is None and not p.fields:
             raise LaunchError(f"{what}: the kernel's metadata gives no swizzle for this TMA descriptor (tma_params); "
                               "pass the compiled kernel's metadata to LoadedKernel", i, p.name)
         if not all(hasattr(d, f) for f in ("base", "shape", "strides", "block_shape")):
@@ -406,11 +421,38 @@ class ArgPlan:
         if d.base is None:
             raise LaunchError(f"{what}: the descriptor's base is None; it must be a tensor in GPU memory", i, p.name)
         address = self.pointer_value(i, d.base, device, what=f"the base of {what}")
+        if p.fields:
+            return self._fields(i, d, address)
         try:
             return tma.encode(address, p.dtype, d.shape, d.strides, p.block, p.swizzle, getattr(d, "padding", "zero"),
                               p.box)
         except ValueError as e:
             raise LaunchError(f"{what}: {e}", i, p.name) from None
+
+    def _fields(self, i: int, d: Any, address: int) -> bytes:
+        """Descriptor argument ``i`` as its fields: the base address, the sizes, the strides
+        (elements), as the kernel unpacks them. The rules are TMA's (a 16-byte aligned base,
+        the last stride 1, the others multiples of 16 bytes), which the kernel's accesses
+        rely on as a TMA descriptor's would, and the values must fit in 31 bits."""
+        p = self.params[i]
+        what = p.describe(i)
+        try:
+            tma.check_base(address)
+            shape, strides = tma.check_layout(d.shape, d.strides, tma.element_bytes(p.dtype))
+            tma.check_padding(getattr(d, "padding", "zero"), p.dtype)
+        except ValueError as e:
+            raise LaunchError(f"{what}: {e}", i, p.name) from None
+        rank = len(p.block)
+        if len(shape) != rank:
+            raise LaunchError(f"{what}: the kernel was compiled for a rank-{rank} descriptor, got shape "
+                              f"{list(shape)}", i, p.name)
+        if any(x >= 1 << 31 for x in shape + strides):
+            raise LaunchError(f"{what}: sizes and strides must fit in 31 bits on this target, got shape {list(shape)} "
+                              f"and strides {list(strides)}", i, p.name)
+        if getattr(d, "padding", "zero") != "zero":
+            raise LaunchError(f"{what}: padding={d.padding!r}: on AMD GPUs descriptors are read through pointers "
+                              "and pad with zeros only", i, p.name)
+        return struct.pack(f"<Q{2 * rank}i", address, *shape, *strides)
 
     def descriptor_encoder(self, i: int, device: int) -> Callable[[Any], bytes]:
         """``descriptor_value`` of argument ``i`` for the launch function: the bytes kept by

@@ -62,6 +62,7 @@ class LoadedKernel:
     pass them as a hidden last parameter (runtime/scratch.py)."""
 
     _api: Any = driver  # the GPU runtime it launches through (runtime/driver.py or runtime/hip.py)
+    _descriptor_fields = False  # host descriptors as CUtensorMaps (ArgPlan's descriptor_fields)
 
     def __init__(self, binary: bytes | str, name: str, arg_plan: ArgPlan | Sequence[Any] | str,
                  num_warps: int = 4, shared_bytes: int = 0, cluster_dims: Any = None, *,
@@ -77,14 +78,15 @@ class LoadedKernel:
         self.scratch_bytes = int(need.get("size", 0))  # per program
         self.scratch_align = int(need.get("align", 128))
         self.plan = arg_plan if isinstance(arg_plan, ArgPlan) else \
-            ArgPlan(arg_plan, arg_names, tma_params, global_scratch=self.scratch_bytes > 0)
+            ArgPlan(arg_plan, arg_names, tma_params, global_scratch=self.scratch_bytes > 0,
+                    descriptor_fields=self._descriptor_fields)
         if self.plan.global_scratch != (self.scratch_bytes > 0):
             raise ValueError(f"kernel '{name}': metadata['global_scratch'] asks for {self.scratch_bytes} bytes per "
                              f"program but the argument plan {'has' if self.plan.global_scratch else 'lacks'} the "
                              "hidden scratch pointer; make the ArgPlan with global_scratch=True exactly when the "
                              "kernel needs scratch")
         for p in self.plan.params:
-            if p.kind == "tensordesc" and p.swizzle is None:
+            if p.kind == "tensordesc" and not p.fields and p.swizzle is None:
                 raise ValueError(f"kernel '{name}': parameter '{p.name}' is a host TMA descriptor ({p}) but "
                                  "metadata['tma_params'] gives no swizzle for it; pass the compiled kernel's "
                                  "metadata")
@@ -472,6 +474,7 @@ class AmdLoadedKernel(LoadedKernel):
     argument plan here so that a wrong signature is refused before any launch."""
 
     _api = hip
+    _descriptor_fields = True  # no TMA: host descriptors are passed as their fields
 
     def __init__(self, binary: bytes, name: str, arg_plan: ArgPlan | Sequence[Any] | str, num_warps: int = 4,
                  wave_size: int = 64, *, arg_names: Sequence[str] | None = None,

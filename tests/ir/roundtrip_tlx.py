@@ -50,6 +50,8 @@ TLX_ROUNDTRIP: dict[str, str] = {
                                          "tensordesc<64x16xf16, swizzle=32>\n" + SLOTS + "\n"
                                          "%d3 = make_tensor_descriptor %p, %n, %n, %n, %n, desc_ptr=%s1 "
                                          '{padding = "nan"} : tensordesc<64x16xf16>'),
+    "unpack_tensor_descriptor": tlx_kernel("%b, %s0, %s1, %t0, %t1 = unpack_tensor_descriptor %d : "
+                                           "ptr<f16>, i32, i32, i32, i32"),
     "tensordesc_alloc": tlx_kernel("%sp = tensordesc_alloc : tensordesc_ptr<3>"),
     "tensordesc_ptr_index": tlx_kernel(SLOTS),
     "reinterpret_tensor_descriptor": tlx_kernel(SLOTS + "\n%d2 = reinterpret_tensor_descriptor %s1 : "
@@ -98,6 +100,8 @@ TLX_INVALID: dict[str, tuple[str, str]] = {
     "async_load": (tlx_kernel(VIEW + "\n%k = async_load %t, %v : token"), "needs a tile of pointers"),
     "async_commit_group": (tlx_kernel("%g = async_commit_group %n : token"), "operands must be tokens"),
     "async_wait_group": (tlx_kernel("%w = async_wait_group {pendings = -1} : token"), "non-negative"),
+    "unpack_tensor_descriptor": (tlx_kernel("%b, %s0, %s1 = unpack_tensor_descriptor %d : ptr<f16>, i32, i32"),
+                                 "a base pointer, 2 sizes and 2 strides"),
     "make_tensor_descriptor": (tlx_kernel("%d2 = make_tensor_descriptor %p, %n : tensordesc<64x16xf16>"),
                                "needs 2 sizes and strides"),
     "tensordesc_alloc": (tlx_kernel("%sp = tensordesc_alloc : i32"), "expected a tensordesc_ptr"),

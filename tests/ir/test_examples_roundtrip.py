@@ -65,7 +65,7 @@ OPTIONS: dict[str, dict[str, Any]] = {"hopper_gemm_cluster": {"ctas_per_cga": (2
 AMD_ONLY = {"amd_gemm_pipelined", "amd_scheduled_mfma_gemm"}
 # Examples built on NVIDIA-only TLX operations (TMA descriptors, wgmma): refused on the AMD
 # targets with TLXC-TLX-006 at the user's line, which tests/codegen/test_amd_examples.py checks.
-NVIDIA_ONLY = HOPPER_ONLY | {"tma_transpose", "persistent_matmul"}
+NVIDIA_ONLY = HOPPER_ONLY | {"tma_transpose"}
 
 
 

@@ -162,3 +162,25 @@ def test_a_double_buffer_that_does_not_fit_becomes_one_slot(arch: str, slots: in
     body = _loop_text(text)
     assert body[:body.index("yield")].count("named_barrier_wait") == barriers
     assert ck.metadata.get("scratch") in (None, 0)
+
+
+@pytest.mark.parametrize("arch,slots", [("gfx942", 1), ("gfx950", 2)])
+def test_a_loop_that_stores_a_tile_keeps_lds_for_its_conversion(arch: str, slots: int) -> None:
+    """A flattened persistent matmul (examples/persistent_matmul.py, host descriptors read
+    through pointers on AMD) stores its 128x128 result inside the loop, converting it
+    through LDS while the ring is live: on gfx942 two 32 KB slots would leave no room for
+    that (TLXC-RESOURCE-001 before), so the ring gets one slot; gfx950's 160 KB keeps two."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+    from persistent_matmul import persistent_matmul_kernel
+
+    sig = ("tensordesc<fp16[128,64]>,tensordesc<fp16[64,128]>,tensordesc<fp16[128,128]>,i32,i32,i32")
+    ck = persistent_matmul_kernel.compile(sig, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_SIZE_M": 8,
+                                                "NUM_SMS": 304}, arch=arch, num_warps=8, num_stages=2)
+    text = ck.asm["target_ir"]
+    assert text.count(f"memdesc<128x64xf16, smem, num={slots},") == 1, text[:3000]
+    ck.asm["amdgcn"]
+    md = ck.metadata
+    assert md["scratch"] == 0 and md["vgpr_spills"] == 0 and md["lds"] <= 65536 * (1 if arch == "gfx942" else 3), md

@@ -397,3 +397,58 @@ def test_jit_launch_without_any_gpu_names_both(monkeypatch: pytest.MonkeyPatch, 
     msg = str(e.value)
     assert msg.startswith("cannot use the GPU: no NVIDIA driver was found")
     assert "no AMD GPU either: cannot use an AMD GPU: the HIP bindings (hip-python) are not installed" in msg
+
+
+COPY_DESC = """
+@tlxc.jit
+def copy_desc(src, dst, BM: tl.constexpr):
+    m = tl.program_id(0) * BM
+    dst.store([m, 0], src.load([m, 0]) * 2)
+"""
+
+
+def _descriptor(ptr: int, shape: list[int], strides: list[int], **kw: Any) -> Any:
+    import tlxc
+
+    return tlxc.TensorDescriptor(FakeTensor(ptr, np.float16), shape, strides, [64, 32], **kw)
+
+
+def test_host_descriptors_are_passed_as_their_fields(fake_hip: Any, load_kernels: Any) -> None:
+    """AMD has no TMA: a TensorDescriptor argument is packed as its base address, sizes and
+    strides, at the offset and with the size of the code object's by-value struct argument,
+    and the kernel reads the block through masked pointer accesses."""
+    mod = load_kernels(COPY_DESC)
+    src = _descriptor(0x7F0000040000, [100, 32], [48, 1])
+    dst = _descriptor(0x7F0000050000, [100, 32], [32, 1])
+    try:
+        ck = mod.copy_desc[(2,)](src, dst, BM=64)
+    except CompilationError as e:
+        if "TLXC-TOOL-001" in str(e):
+            pytest.skip(str(e).splitlines()[0])
+        raise
+    mod.copy_desc[(2,)](src, dst, BM=64)  # the fast path
+    layout = kernarg_layout(ck.asm["amdgcn"], "copy_desc")
+    assert layout.offsets == (0, 24) and layout.sizes == (24, 24) and layout.kinds == ("by_value", "by_value")
+    for launch in fake_hip.launches:
+        data = launch["kernargs"]
+        assert struct.unpack_from("<Q4i", data, 0) == (0x7F0000040000, 100, 32, 48, 1)
+        assert struct.unpack_from("<Q4i", data, 24) == (0x7F0000050000, 100, 32, 32, 1)
+    assert "{ptr addrspace(1), i32, i32, i32, i32}" in ck.asm["llir"]
+    assert "global_load" in ck.asm["amdgcn"] and "global_store" in ck.asm["amdgcn"]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"padding": "nan"}, "pad with zeros only"),
+    ({"shape": [1 << 31, 32]}, "must fit in 31 bits"),
+])
+def test_descriptor_fields_refused(fake_hip: Any, load_kernels: Any, change: dict[str, Any], message: str) -> None:
+    mod = load_kernels(COPY_DESC)
+    good = _descriptor(0x7F0000040000, [100, 32], [32, 1])
+    bad = _descriptor(0x7F0000060000, change.get("shape", [100, 32]), [32, 1], padding=change.get("padding", "zero"))
+    try:
+        with pytest.raises(LaunchError, match=message):
+            mod.copy_desc[(2,)](bad, good, BM=64)
+    except CompilationError as e:
+        if "TLXC-TOOL-001" in str(e):
+            pytest.skip(str(e).splitlines()[0])
+        raise

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
-from ...errors import CompilationError
 from ...ir.analysis.axis_analysis import analyze
 from ...ir.passes import smem_alloc
 from ...ir.passes.options import PassOptions
@@ -42,9 +41,9 @@ class AmdKernel:
 
 def param_type(t: DType | PointerType | TensorDescType) -> tuple[str, ir.Type]:
     """(runtime name, LLVM type) of one kernel argument."""
-    if isinstance(t, TensorDescType):
-        raise CompilationError("TLXC-TLX-006", "TMA tensor descriptors are NVIDIA operations; AMDGPU targets have "
-                                               "none")
+    if isinstance(t, TensorDescType):  # a host descriptor: its fields by value (host-descriptors pass)
+        rank = len(t.block_shape)
+        return "tensordesc", ir.LiteralStructType([value_type(PointerType(t.element))] + [I32] * (2 * rank))
     if isinstance(t, PointerType):
         return "ptr", value_type(t)
     if t.kind == Kind.BOOL:

@@ -207,4 +207,13 @@ def int_to_ptr(e: Emitter, op: Operation) -> None:
     e.set(op.result, [e.b.inttoptr(x if x.type == I64 else e.b.zext(x, I64), ty) for x in e.get(op.x).vals])
 
 
+@lowers(ops.UnpackTensorDescOp)
+def unpack_tensor_descriptor(e: Emitter, op: Operation) -> None:
+    """A host descriptor parameter is a struct of its base pointer, sizes and strides
+    (``compile.param_type``): its fields, in that order."""
+    (desc,) = e.get(op.desc).vals
+    for i, r in enumerate(op.results):
+        e.set(r, [e.b.extract_value(desc, i)])
+
+
 __all__ = ["I1"]

@@ -10,12 +10,22 @@ shows and the interpreter runs. The passes after it lower that IR for this chip;
 
 from __future__ import annotations
 
-from ...ir.passes import buffer_layouts, dce, descriptor_pointers, layouts, membar, smem_alloc, software_pipeline
+from ...ir.passes import (
+                          buffer_layouts,
+                          dce,
+                          descriptor_pointers,
+                          host_descriptors,
+                          layouts,
+                          membar,
+                          smem_alloc,
+                          software_pipeline,
+)
 from ...ir.passes.pipeline import TILE_PIPELINE, Entry
 from . import check_target
 
 PIPELINE: list[Entry] = [
     *TILE_PIPELINE,                                     # fold, CSE, DCE to a fixed point
+    ("host-descriptors", host_descriptors.run),         # TensorDescriptor arguments -> descriptors made at entry
     ("descriptor-pointers", descriptor_pointers.run),   # descriptors made in the kernel -> masked pointer accesses
     ("check-target", check_target.run),                 # what this chip lacks, refused at the user's line
     ("software-pipeline", software_pipeline.run),       # tl.dot loops: next loads into registers, LDS double buffer

@@ -362,6 +362,16 @@ def _make_desc(op: Operation, state: LaunchState) -> Fn:
     return make
 
 
+@evaluates(C.UnpackTensorDescOp)
+def _unpack_desc(op: Operation, state: LaunchState) -> Fn:
+    """A descriptor's fields (``host-descriptors``): base address, sizes, strides."""
+    def unpack(desc: Any) -> tuple[Any, ...]:
+        return (N.scalar(desc.address, op.results[0].type),
+                *(N.scalar(v, op.results[1].type) for v in (*desc.shape, *desc.strides)))
+
+    return unpack
+
+
 @evaluates(C.AllocTensorDescOp)
 def _alloc_desc(op: Operation, state: LaunchState) -> Fn:
     num = op.result.type.num  # type: ignore[attr-defined]

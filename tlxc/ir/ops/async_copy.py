@@ -210,6 +210,36 @@ class MakeTensorDescOp(Operation):
 
 
 @register
+class UnpackTensorDescOp(Operation):
+    """The fields of a host tensor descriptor parameter on a target without TMA: its base
+    pointer, then its sizes and its strides (elements, i32), which the launch packs in the
+    parameter's place (runtime/args.py). ``host-descriptors`` feeds them to a
+    ``make_tensor_descriptor``, so the descriptor's loads and stores become pointer
+    accesses."""
+
+    PURE = True
+    NAME = "unpack_tensor_descriptor"
+    OPERANDS = ("desc",)
+    NUM_RESULTS = None
+
+    desc = Operand()
+
+    def verify(self) -> None:
+        super().verify()
+        d = self.desc.type
+        if not isinstance(d, TensorDescType):
+            fail(self, f"desc must be a tensor descriptor, got {d}")
+        rank = len(d.block_shape)
+        if len(self.results) != 1 + 2 * rank:
+            fail(self, f"a rank-{rank} descriptor unpacks to a base pointer, {rank} sizes and {rank} strides")
+        base = self.results[0].type
+        if not isinstance(base, PointerType) or base.pointee != d.element:
+            fail(self, f"the base must be a pointer to {d.element}, got {base}")
+        for r in self.results[1:]:
+            i32_scalar(self, r, "a size or stride")
+
+
+@register
 class TmaLoadOp(Operation):
     """Start a TMA copy of the block at ``coords`` into one buffer; its bytes complete on
     ``bar``."""

@@ -45,7 +45,7 @@ from __future__ import annotations
 from .. import ops
 from ..builder import Builder
 from ..core import Operation, Value
-from ..types import MemDescType, int1, narrow, tile
+from ..types import MemDescType, TileType, int1, narrow, tile
 from .dot_loop_plan import Cloner, Plan, buffer_type, carry_more, const, rings, slot_view, yield_more
 from .ring_slots import next_slot
 
@@ -56,7 +56,11 @@ def slots(p: Plan[ops.LoadOp], max_bytes: int) -> int:
     """How many LDS slots the rings of ``p`` get: 2, 1, or 0 (no room: not pipelined).
 
     128x128x64 fp16 (a 128x64 and a 64x128 operand, 16 KB each): 2 slots are 64 KB, which
-    fits an LDS of 65536 bytes; 256x128x64: 2 slots are 96 KB, 1 slot 48 KB."""
+    fits an LDS of 65536 bytes; 256x128x64: 2 slots are 96 KB, 1 slot 48 KB. A loop that
+    also stores a tile (the epilogue of a flattened persistent kernel) keeps that tile's
+    bytes free for its layout conversion: 128x128x64 then gets 1 slot in 64 KB of LDS, as
+    Triton's AMD pipeliner gives ``num_stages=2`` (one LDS buffer, the next loads in
+    registers)."""
     func: Operation = p.loop
     while not isinstance(func, ops.FuncOp):
         assert func.parent is not None and func.parent.parent_op is not None
@@ -64,10 +68,21 @@ def slots(p: Plan[ops.LoadOp], max_bytes: int) -> int:
     others = sum(narrow(op.result.type, MemDescType).nbytes * max(1, narrow(op.result.type, MemDescType).num)
                  for op in func.walk() if isinstance(op, ops.LocalAllocOp))
     ring = sum(buffer_type(ld.result.type, 0).nbytes for ld in p.loads)
+    # a tile stored inside the loop (a flattened persistent kernel's epilogue) is converted
+    # to its store layout through LDS scratch while the ring is live: leave room for it
+    scratch = max([_tile_bytes(op.value.type) for op in p.loop.walk()
+                   if isinstance(op, ops.StoreOp) and len(getattr(op.value.type, "shape", ())) >= 2], default=0)
     for n in (SLOTS, 1):
-        if others + n * ring <= max_bytes:
+        if others + n * ring + scratch <= max_bytes:
             return n
     return 0
+
+
+def _tile_bytes(t: TileType) -> int:
+    n = 1
+    for d in t.shape:
+        n *= d
+    return n * max(8, t.scalar.bits) // 8
 
 
 def _prefetch(b: Builder, p: Plan[ops.LoadOp], m: dict[int, Value], valid: Value) -> list[Value]:
