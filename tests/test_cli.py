@@ -75,9 +75,9 @@ PIPELINES = {
     "sm_90a": ["multi-cta", "flatten-loops", "loop-unroll", "fold", "cse", "dce", "check-target",
                "decompose-scaled-dot", "software-pipeline", "tma-staging", "dot-to-wgmma", "buffer-layouts", "layouts",
                "dce", "smem-alloc", "membar"],
-    "gfx950": ["multi-cta", "flatten-loops", "loop-unroll", "fold", "cse", "dce", "host-descriptors", "descriptor-pointers",
-               "check-target",
-               "software-pipeline", "buffer-layouts", "layouts", "dce", "smem-alloc", "membar"],
+    "gfx950": ["multi-cta", "flatten-loops", "loop-unroll", "fold", "cse", "dce", "host-descriptors",
+               "descriptor-pointers", "check-target", "software-pipeline", "buffer-layouts", "layouts", "dce",
+               "smem-alloc", "membar"],
 }
 
 
