@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from .. import ops
 from ..builder import Builder
-from ..core import Operation
+from ..core import Operation, Value
 from ..types import PointerType, TensorDescType, int32
 from .options import PassOptions
 
@@ -47,7 +47,8 @@ def run(module: Operation, options: PassOptions | None = None) -> Operation:
             rank = len(t.block_shape)
             with Builder(None, uses[0].loc).before(entry.ops[0]) as b:
                 unpack = b.create(ops.UnpackTensorDescOp, [arg], [PointerType(t.element)] + [int32] * (2 * rank))
-                base, sizes, strides = unpack.results[0], unpack.results[1:1 + rank], unpack.results[1 + rank:]
+                fields: list[Value] = list(unpack.results)
+                base, sizes, strides = fields[0], fields[1:1 + rank], fields[1 + rank:]
                 # what the launch checks, as for TMA: a 16-byte aligned base, the last stride 1,
                 # the others multiples of 16 bytes -- so the accesses vectorize
                 base = b.value(ops.MultipleOfOp, [base], base.type, values=(16,))

@@ -71,7 +71,8 @@ def slots(p: Plan[ops.LoadOp], max_bytes: int) -> int:
     # a tile stored inside the loop (a flattened persistent kernel's epilogue) is converted
     # to its store layout through LDS scratch while the ring is live: leave room for it
     scratch = max([_tile_bytes(op.value.type) for op in p.loop.walk()
-                   if isinstance(op, ops.StoreOp) and len(getattr(op.value.type, "shape", ())) >= 2], default=0)
+                   if isinstance(op, ops.StoreOp) and isinstance(op.value.type, TileType)
+                   and len(op.value.type.shape) >= 2], default=0)
     for n in (SLOTS, 1):
         if others + n * ring + scratch <= max_bytes:
             return n
