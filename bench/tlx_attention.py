@@ -25,10 +25,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 from example_modules import load_example  # noqa: E402  (tests/example_modules.py)
 from tlx_gemm import timed  # noqa: E402  (bench/tlx_gemm.py: CUDA-event timing)
 
-WS_CONFIGS = [  # (BLOCK_M, BLOCK_N, NUM_STAGES, consumers, ping-pong)
-    (128, 128, 2, 2, False),
-    (128, 128, 2, 2, True),
-    (128, 64, 3, 2, False),
+WS_CONFIGS = [  # (BLOCK_M, BLOCK_N, NUM_STAGES, consumers, ping-pong, persistent)
+    (128, 128, 2, 2, False, False),
+    (128, 128, 2, 2, True, False),
+    (128, 128, 2, 2, False, True),
+    (128, 128, 2, 2, True, True),
 ]
 
 
@@ -49,12 +50,15 @@ def runs(Z: int, H: int, N: int, D: int, causal: bool) -> dict[str, Callable[[],
     out: dict[str, Callable[[], Any]] = {"cudnn": backend(SDPBackend.CUDNN_ATTENTION),
                                          "flash": backend(SDPBackend.FLASH_ATTENTION)}
     fa = load_example("hopper_fa_ws")
-    for bm, bn, st, nc, pp in WS_CONFIGS:
+    sms = torch.cuda.get_device_properties("cuda").multi_processor_count
+    for bm, bn, st, nc, pp, persistent in WS_CONFIGS:
         o = torch.empty_like(q)
 
-        def run_ws(o=o, bm=bm, bn=bn, st=st, nc=nc, pp=pp) -> Any:
-            return fa.launch(q, k, v, o, scale, causal, block=(bm, bn), stages=st, consumers=nc, pingpong=pp)
-        out[f"tlxc ws {bm}x{bn} s{st} c{nc}{' pingpong' if pp else ''}"] = run_ws
+        def run_ws(o=o, bm=bm, bn=bn, st=st, nc=nc, pp=pp, persistent=persistent) -> Any:
+            return fa.launch(q, k, v, o, scale, causal, block=(bm, bn), stages=st, consumers=nc, pingpong=pp,
+                             num_sms=sms if persistent else None)
+        name = f"tlxc ws {bm}x{bn} s{st} c{nc}{' pingpong' if pp else ''}{' persistent' if persistent else ''}"
+        out[name] = run_ws
     return out
 
 

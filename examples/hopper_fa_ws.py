@@ -62,96 +62,130 @@ def _softmax_step(s, m_i, l_i, qk_scale, rows, cols, N_CTX, MASKED: tl.constexpr
 
 
 @tlxc.jit
-def attn_fwd_ws(q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
-                BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_CONSUMERS: tl.constexpr, CAUSAL: tl.constexpr,
-                PINGPONG: tl.constexpr = False):
+def _tile(tile, n_m, N_CTX, BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr):
+    """Tile ``tile``'s first query row and its head's first row in the flattened matrices.
+    Causal tiles are walked from the last query block down, so that the longest rows
+    (most key blocks) start first and the short ones fill the end."""
+    m = tile % n_m
+    if CAUSAL:
+        m = n_m - 1 - m
+    return m * BLOCK_M, (tile // n_m) * N_CTX
+
+
+@tlxc.jit
+def attn_fwd_ws(q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX, N_HEADS, HEAD_DIM: tl.constexpr,
+                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_CONSUMERS: tl.constexpr,
+                CAUSAL: tl.constexpr, PINGPONG: tl.constexpr = False):
     ROWS: tl.constexpr = BLOCK_M // NUM_CONSUMERS
     dtype = tlx.dtype_of(q_desc)
     q_bufs = tlx.local_alloc((ROWS, HEAD_DIM), dtype, NUM_CONSUMERS)
     k_bufs = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_STAGES)
     v_bufs = tlx.local_alloc((BLOCK_N, HEAD_DIM), dtype, NUM_STAGES)
     q_full = tlx.alloc_barriers(NUM_CONSUMERS, arrive_count=1)
+    q_empty = tlx.alloc_barriers(NUM_CONSUMERS, arrive_count=1)
     k_full = tlx.alloc_barriers(NUM_STAGES, arrive_count=1)
     v_full = tlx.alloc_barriers(NUM_STAGES, arrive_count=1)
     k_empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=NUM_CONSUMERS)
     v_empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=NUM_CONSUMERS)
     block_bytes: tl.constexpr = BLOCK_N * HEAD_DIM * tlx.size_of(dtype)
-    start_m = tl.program_id(0) * BLOCK_M
-    head = tl.program_id(1) * N_CTX  # the head's first row in the flattened matrices
-    hi = tl.minimum(start_m + BLOCK_M, N_CTX) if CAUSAL else N_CTX
-    n_blocks = tl.cdiv(hi, BLOCK_N)
-    # the blocks before this one need no mask: every key is in range and (causal) before every query
-    n_clear = tl.minimum(start_m, N_CTX) // BLOCK_N if CAUSAL else N_CTX // BLOCK_N
+    n_m = N_CTX // BLOCK_M
+    n_tiles = n_m * N_HEADS  # tile t: query block t % n_m of head t // n_m
+    first = tl.program_id(0) + tl.program_id(1) * tl.num_programs(0)
+    step = tl.num_programs(0) * tl.num_programs(1)
 
     with tlx.async_tasks():
         with tlx.async_task("default"):  # the producer
-            for g in tl.static_range(NUM_CONSUMERS):
-                tlx.barrier_expect_bytes(q_full[g], ROWS * HEAD_DIM * tlx.size_of(dtype))
-                tlx.async_descriptor_load(q_desc, q_bufs[g], [head + start_m + g * ROWS, 0], q_full[g])
-            for j in range(0, n_blocks):
-                buf, phase = get_bufidx_phase(j, NUM_STAGES)
-                tlx.barrier_wait(k_empty[buf], phase ^ 1)
-                tlx.barrier_expect_bytes(k_full[buf], block_bytes)
-                tlx.async_descriptor_load(k_desc, k_bufs[buf], [head + j * BLOCK_N, 0], k_full[buf])
-                tlx.barrier_wait(v_empty[buf], phase ^ 1)
-                tlx.barrier_expect_bytes(v_full[buf], block_bytes)
-                tlx.async_descriptor_load(v_desc, v_bufs[buf], [head + j * BLOCK_N, 0], v_full[buf])
+            kv = 0  # key blocks loaded so far: the ring runs on from tile to tile
+            t = 0
+            for tile in range(first, n_tiles, step):
+                start_m, head = _tile(tile, n_m, N_CTX, BLOCK_M, CAUSAL)
+                hi = tl.minimum(start_m + BLOCK_M, N_CTX) if CAUSAL else N_CTX
+                for g in tl.static_range(NUM_CONSUMERS):
+                    tlx.barrier_wait(q_empty[g], (t & 1) ^ 1)  # consumer g is done with the last tile's Q
+                    tlx.barrier_expect_bytes(q_full[g], ROWS * HEAD_DIM * tlx.size_of(dtype))
+                    tlx.async_descriptor_load(q_desc, q_bufs[g], [head + start_m + g * ROWS, 0], q_full[g])
+                for j in range(0, tl.cdiv(hi, BLOCK_N)):
+                    buf, phase = get_bufidx_phase(kv, NUM_STAGES)
+                    tlx.barrier_wait(k_empty[buf], phase ^ 1)
+                    tlx.barrier_expect_bytes(k_full[buf], block_bytes)
+                    tlx.async_descriptor_load(k_desc, k_bufs[buf], [head + j * BLOCK_N, 0], k_full[buf])
+                    tlx.barrier_wait(v_empty[buf], phase ^ 1)
+                    tlx.barrier_expect_bytes(v_full[buf], block_bytes)
+                    tlx.async_descriptor_load(v_desc, v_bufs[buf], [head + j * BLOCK_N, 0], v_full[buf])
+                    kv += 1
+                t += 1
         with tlx.async_task(num_warps=4, registers=232, replicate=NUM_CONSUMERS):  # the consumers
             g = tlx.async_task_replica_id()
             qk_scale = sm_scale * 1.44269504  # exp(x) = exp2(x * log2(e))
-            rows = start_m + g * ROWS + tl.arange(0, ROWS)
-            m_i = tl.full((ROWS,), -1.0e6, tl.float32)
-            l_i = tl.zeros((ROWS,), tl.float32)
-            acc = tl.zeros((ROWS, HEAD_DIM), tl.float32)
-            tlx.barrier_wait(q_full[g], 0)
             if PINGPONG and g == 1:
                 tlx.named_barrier_arrive(9, 256)  # consumer 0 issues first
-            # block 0 on its own: S = Q K^T, then its softmax
-            tlx.barrier_wait(k_full[0], 0)
-            if PINGPONG:
-                tlx.named_barrier_wait(9 + g, 256)
-            s = tlx.async_dot(q_bufs[g], tlx.local_trans(k_bufs[0]))
-            if PINGPONG:
-                tlx.named_barrier_arrive(10 - g, 256)
-            s = tlx.async_dot_wait(0, s)
-            tlx.barrier_arrive(k_empty[0])
-            cols = tl.arange(0, BLOCK_N)
-            p, m_i, l_i, alpha = _softmax_step(s, m_i, l_i, qk_scale, rows, cols, N_CTX, True, CAUSAL)
-            # Block j >= 1, pipelined: S_j = Q K_j^T and acc += P_{j-1} V_{j-1} are issued back to
-            # back; the softmax of S_j runs while the wgmma of P_{j-1} V_{j-1} is in flight.
-            for j in range(1, n_blocks):
-                buf, phase = get_bufidx_phase(j, NUM_STAGES)
-                prev, prev_phase = get_bufidx_phase(j - 1, NUM_STAGES)
+            kv = 0
+            t = 0
+            for tile in range(first, n_tiles, step):
+                start_m, head = _tile(tile, n_m, N_CTX, BLOCK_M, CAUSAL)
+                hi = tl.minimum(start_m + BLOCK_M, N_CTX) if CAUSAL else N_CTX
+                n_blocks = tl.cdiv(hi, BLOCK_N)
+                # the blocks before this one need no mask: every key is in range and (causal) before every query
+                n_clear = start_m // BLOCK_N if CAUSAL else N_CTX // BLOCK_N
+                rows = start_m + g * ROWS + tl.arange(0, ROWS)
+                m_i = tl.full((ROWS,), -1.0e6, tl.float32)
+                l_i = tl.zeros((ROWS,), tl.float32)
+                acc = tl.zeros((ROWS, HEAD_DIM), tl.float32)
+                tlx.barrier_wait(q_full[g], t & 1)
+                # block 0 on its own: S = Q K^T, then its softmax
+                buf, phase = get_bufidx_phase(kv, NUM_STAGES)
                 tlx.barrier_wait(k_full[buf], phase)
-                if PINGPONG:  # the consumers take turns to issue their matrix products
+                if PINGPONG:
                     tlx.named_barrier_wait(9 + g, 256)
                 s = tlx.async_dot(q_bufs[g], tlx.local_trans(k_bufs[buf]))
-                tlx.barrier_wait(v_full[prev], prev_phase)
-                acc = tlx.async_dot(p.to(dtype), v_bufs[prev], acc)
                 if PINGPONG:
                     tlx.named_barrier_arrive(10 - g, 256)
-                s = tlx.async_dot_wait(1, s)  # S_j is done; P_{j-1} V_{j-1} may still run
+                s = tlx.async_dot_wait(0, s)
                 tlx.barrier_arrive(k_empty[buf])
-                cols = j * BLOCK_N + tl.arange(0, BLOCK_N)
-                if j < n_clear:
-                    p, m_i, l_i, alpha = _softmax_step(s, m_i, l_i, qk_scale, rows, cols, N_CTX, False, CAUSAL)
-                else:
-                    p, m_i, l_i, alpha = _softmax_step(s, m_i, l_i, qk_scale, rows, cols, N_CTX, True, CAUSAL)
+                cols = tl.arange(0, BLOCK_N)
+                p, m_i, l_i, alpha = _softmax_step(s, m_i, l_i, qk_scale, rows, cols, N_CTX, True, CAUSAL)
+                # Block j >= 1, pipelined: S_j = Q K_j^T and acc += P_{j-1} V_{j-1} are issued back
+                # to back; the softmax of S_j runs while the wgmma of P_{j-1} V_{j-1} is in flight.
+                for j in range(1, n_blocks):
+                    buf, phase = get_bufidx_phase(kv + j, NUM_STAGES)
+                    prev, prev_phase = get_bufidx_phase(kv + j - 1, NUM_STAGES)
+                    tlx.barrier_wait(k_full[buf], phase)
+                    if PINGPONG:  # the consumers take turns to issue their matrix products
+                        tlx.named_barrier_wait(9 + g, 256)
+                    s = tlx.async_dot(q_bufs[g], tlx.local_trans(k_bufs[buf]))
+                    tlx.barrier_wait(v_full[prev], prev_phase)
+                    acc = tlx.async_dot(p.to(dtype), v_bufs[prev], acc)
+                    if PINGPONG:
+                        tlx.named_barrier_arrive(10 - g, 256)
+                    s = tlx.async_dot_wait(1, s)  # S_j is done; P_{j-1} V_{j-1} may still run
+                    tlx.barrier_arrive(k_empty[buf])
+                    cols = j * BLOCK_N + tl.arange(0, BLOCK_N)
+                    if j < n_clear:
+                        p, m_i, l_i, alpha = _softmax_step(s, m_i, l_i, qk_scale, rows, cols, N_CTX, False, CAUSAL)
+                    else:
+                        p, m_i, l_i, alpha = _softmax_step(s, m_i, l_i, qk_scale, rows, cols, N_CTX, True, CAUSAL)
+                    acc = tlx.async_dot_wait(0, acc)
+                    tlx.barrier_arrive(v_empty[prev])
+                    acc = acc * alpha[:, None]
+                tlx.barrier_arrive(q_empty[g])  # every S of this tile is done: the producer may load the next Q
+                last, last_phase = get_bufidx_phase(kv + n_blocks - 1, NUM_STAGES)
+                tlx.barrier_wait(v_full[last], last_phase)
+                acc = tlx.async_dot(p.to(dtype), v_bufs[last], acc)
                 acc = tlx.async_dot_wait(0, acc)
-                tlx.barrier_arrive(v_empty[prev])
-                acc = acc * alpha[:, None]
-            last, last_phase = get_bufidx_phase(n_blocks - 1, NUM_STAGES)
-            tlx.barrier_wait(v_full[last], last_phase)
-            acc = tlx.async_dot(p.to(dtype), v_bufs[last], acc)
-            acc = tlx.async_dot_wait(0, acc)
-            tlx.barrier_arrive(v_empty[last])
-            acc = acc / l_i[:, None]
-            o_desc.store([head + start_m + g * ROWS, 0], acc.to(tlx.dtype_of(o_desc)))
+                tlx.barrier_arrive(v_empty[last])
+                acc = acc / l_i[:, None]
+                o_desc.store([head + start_m + g * ROWS, 0], acc.to(tlx.dtype_of(o_desc)))
+                kv += n_blocks
+                t += 1
 
 
-def launch(q, k, v, o, sm_scale, causal, block=(128, 128), stages=2, consumers=2, pingpong=False, run=None):
+def launch(q, k, v, o, sm_scale, causal, block=(128, 128), stages=2, consumers=2, pingpong=False, num_sms=None,
+           run=None):
     """``o`` = attention of ``q``, ``k``, ``v`` (``Z x H x N_CTX x HEAD_DIM``, contiguous);
-    ``run``: ``attn_fwd_ws`` or ``attn_fwd_ws.interpret``."""
+    ``run``: ``attn_fwd_ws`` or ``attn_fwd_ws.interpret``. ``num_sms``: a persistent launch
+    of that many programs, each walking the query tiles with that stride (the ring and
+    the next tile's Q loads run on under the current tile's epilogue); None: one program
+    per tile."""
     Z, H, N_CTX, D = q.shape
     bm, bn = block
     # the heads are stacked in one matrix: a query block past N_CTX would be the next head's rows
@@ -161,8 +195,9 @@ def launch(q, k, v, o, sm_scale, causal, block=(128, 128), stages=2, consumers=2
     kd = tlxc.TensorDescriptor.from_tensor(flat[1], [bn, D])
     vd = tlxc.TensorDescriptor.from_tensor(flat[2], [bn, D])
     od = tlxc.TensorDescriptor.from_tensor(flat[3], [bm // consumers, D])
-    grid = (tlxc.cdiv(N_CTX, bm), Z * H)
-    (run or attn_fwd_ws)[grid](qd, kd, vd, od, sm_scale, N_CTX, HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn,
+    tiles = (N_CTX // bm, Z * H)
+    grid = tiles if num_sms is None else (min(num_sms, tiles[0] * tiles[1]), 1)
+    (run or attn_fwd_ws)[grid](qd, kd, vd, od, sm_scale, N_CTX, Z * H, HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn,
                                NUM_STAGES=stages, NUM_CONSUMERS=consumers, CAUSAL=causal, PINGPONG=pingpong,
                                num_warps=4)
     return o
@@ -194,9 +229,22 @@ def test_attention_ws(causal: bool, n_ctx: int, consumers: int, stages: int, blo
     np.testing.assert_allclose(o.astype(np.float32), reference(q, k, v, 0.125, causal), atol=2e-2, rtol=2e-2)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("sms, pingpong", [(1, False), (3, True), (5, False)])
+def test_attention_ws_persistent(causal: bool, sms: int, pingpong: bool) -> None:
+    """Fewer programs than tiles: each walks several (query block, head) tiles, the K/V
+    ring and the Q buffers running on from one tile to the next."""
+    rng = np.random.default_rng(sms)
+    q, k, v = (rng.standard_normal((2, 2, 256, 64)).astype(np.float16) for _ in range(3))
+    o = np.zeros_like(q)
+    launch(q, k, v, o, 0.125, causal, block=(128, 64), stages=2, consumers=2, pingpong=pingpong, num_sms=sms,
+           run=attn_fwd_ws.interpret)
+    np.testing.assert_allclose(o.astype(np.float32), reference(q, k, v, 0.125, causal), atol=2e-2, rtol=2e-2)
+
+
 def test_attention_ws_ptx() -> None:
     ck = attn_fwd_ws.compile("tensordesc<fp16[64,128]>,tensordesc<fp16[128,128]>,tensordesc<fp16[128,128]>,"
-                             "tensordesc<fp16[64,128]>,fp32,i32",
+                             "tensordesc<fp16[64,128]>,fp32,i32,i32",
                              {"HEAD_DIM": 128, "BLOCK_M": 128, "BLOCK_N": 128, "NUM_STAGES": 2,
                               "NUM_CONSUMERS": 2, "CAUSAL": False}, arch="sm_90a")
     ptx = ck.asm["ptx"]

@@ -39,7 +39,7 @@ CASES: list[tuple[str, str, str, dict[str, Any]]] = [
      "tensordesc<fp16[128,64]>,tensordesc<fp16[64,64]>,tensordesc<fp16[128,128]>,i32",
      {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "NUM_STAGES": 3}),
     ("hopper_fa_ws", "attn_fwd_ws",
-     "tensordesc<fp16[64,64]>,tensordesc<fp16[64,64]>,tensordesc<fp16[64,64]>,tensordesc<fp16[64,64]>,fp32,i32",
+     "tensordesc<fp16[64,64]>,tensordesc<fp16[64,64]>,tensordesc<fp16[64,64]>,tensordesc<fp16[64,64]>,fp32,i32,i32",
      {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64, "NUM_STAGES": 2, "NUM_CONSUMERS": 2, "CAUSAL": True}),
     ("tma_transpose", "transpose_kernel", "tensordesc<fp32[32,32]>,tensordesc<fp32[32,32]>", {"BLOCK": 32}),
     ("persistent_matmul", "persistent_matmul_kernel",
