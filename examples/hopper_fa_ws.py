@@ -3,8 +3,8 @@ streams K and V through a ring of shared-memory stages with TMA, and consumer
 warpgroups run both matrix products on wgmma with an online softmax in between.
 
 Q, K, V and O are ``(Z * H * N_CTX) x HEAD_DIM`` fp16 matrices (batch and heads
-flattened into rows), passed as TMA descriptors. Program ``(m, zh)`` owns ``BLOCK_M``
-queries of head ``zh``:
+flattened into rows), passed as TMA descriptors. A tile is ``BLOCK_M`` queries of one
+head:
 
 * the **default task** is the producer: it loads each consumer's rows of Q once (barrier
   ``q_full``), then for every key block waits until its K and V stages are free
@@ -27,7 +27,17 @@ queries of head ``zh``:
   the mask-free softmax (the producer walks the same number of blocks).
 
 Stage ``s`` of the K ring (and of the V ring) is used for blocks ``s, s + NUM_STAGES,
-...``; ``get_bufidx_phase(j, NUM_STAGES)`` gives the stage and phase of block ``j``.
+...``; ``get_bufidx_phase(kv, NUM_STAGES)`` gives the stage and phase of the ``kv``-th key
+block a program has loaded.
+
+Each program walks tiles (a query block of one head) with the grid's stride: one
+program per tile is the plain launch; ``launch(num_sms=132)`` makes the kernel
+**persistent**, each program taking every 132nd tile. Both tasks count the key blocks
+across tiles, so the ring runs on, and each consumer releases its Q buffer
+(``q_empty``) once the last ``S`` of a tile is done, so the producer loads the next
+tile's Q and keys while the consumers finish the current tile's ``P V`` and epilogue.
+Causal tiles are taken longest first. On the H200 the persistent launch is the faster one
+at 4k tokens and the plain one at 8k (``bench/tlx_attention.py``).
 
 Run ``python examples/hopper_fa_ws.py`` for a small attention on the CPU interpreter.
 """
