@@ -12,11 +12,13 @@ strides as 32-bit integers), and this pass rebuilds the descriptor at the kernel
 
 with every use of the parameter reading ``%d``. ``descriptor-pointers``, which runs next,
 turns the loads and stores of ``%d`` into masked pointer accesses, as it does for
-``tl.make_tensor_descriptor`` written in the kernel; Triton's AMD back end runs host
-descriptors (tutorial 09's TMA kernels) the same way. The launch checks what TMA
-would (a 16-byte aligned base, the last stride 1, the other strides multiples of 16 bytes),
-so the rebuilt descriptor says so (``multiple_of``, a constant last stride) and its
-accesses vectorize. The padding is zero: the launch refuses a descriptor made with
+``tl.make_tensor_descriptor`` written in the kernel (so tutorial 09's TMA kernels run on
+AMD chips). The launch checks what TMA
+would (a 16-byte aligned base, the last stride 1, the other strides multiples of 16
+bytes), so the rebuilt descriptor says so (``multiple_of``, a constant last stride). The
+sizes carry no such promise, so the bounds masks keep the accesses per element (a
+descriptor made in the kernel from sizes specialized as multiples of 16 vectorizes).
+The padding is zero: the launch refuses a descriptor made with
 ``padding="nan"`` for these targets.
 
 Expects: the tile IR.
