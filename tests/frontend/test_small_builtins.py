@@ -148,3 +148,76 @@ def test_max_constancy_is_a_promise_that_changes_no_value() -> None:
 def test_max_constancy_compiles(arch: str) -> None:
     ck = row_gather.compile("*fp32:16,*fp32:16", {"N": 128}, arch=arch)
     assert ck.asm["ptx" if arch.startswith("sm_") else "llir"]
+
+
+@tlxc.jit
+def static_range_keywords(z, N: tl.constexpr, STEP: tl.constexpr):
+    a = 0
+    for i in tl.static_range(0, N, step=STEP):  # Triton's test_static_range: the step by keyword
+        a += i
+    b = 0
+    for i in tl.static_range(N, step=STEP):  # one bound and a step: from 0
+        b += i
+    c = 0
+    for i in tl.static_range(arg1=2, arg2=5):
+        c += i
+    tl.store(z, a)
+    tl.store(z + 1, b)
+    tl.store(z + 2, c)
+
+
+def test_static_range_takes_tritons_keywords() -> None:
+    z = np.zeros(3, np.int32)
+    static_range_keywords.interpret[(1,)](z, N=100, STEP=7)
+    assert z.tolist() == [sum(range(0, 100, 7)), sum(range(0, 100, 7)), 2 + 3 + 4]
+
+
+@pytest.mark.parametrize("call, message", [
+    ("tl.static_range(0, 4, stride=2)", "unexpected keyword argument 'stride'"),
+    ("tl.static_range(0, 4, arg2=2)", "got 'arg2' twice"),
+])
+def test_static_range_keyword_errors(load_kernels: Any, call: str, message: str) -> None:
+    mod = load_kernels(f"""
+        @tlxc.jit
+        def k(z):
+            for i in {call}:
+                tl.store(z, i)
+        """)
+    with pytest.raises(tlxc.CompilationError, match=message) as info:
+        mod.k.compile("*i32", {}, arch="sm_90a")
+    assert info.value.loc is not None and info.value.loc.line == 7  # the loop line (after the loader's header)
+
+
+@tlxc.jit
+def one_element_condition(x):
+    condition = tl.load(x + tl.arange(0, 1)) > 42  # a tile of one element, used as a scalar
+    if condition:
+        tl.store(x, 42)
+
+
+@pytest.mark.parametrize("start, want", [(50, 42), (7, 7)])
+def test_an_if_on_a_one_element_tile(start: int, want: int) -> None:
+    x = np.full(1, start, np.int32)
+    one_element_condition.interpret[(1,)](x)
+    assert x[0] == want
+    ptx = one_element_condition.compile("*i32", {}, arch="sm_90a").asm["ptx"]
+    assert "bra" in ptx and "st.global" in ptx
+
+
+@tlxc.jit
+def sums_in_a_dtype(out, init, IN: tl.constexpr, OUT: tl.constexpr):
+    x = tl.full((32, 32), init, dtype=IN)
+    tl.store(out, tl.sum(x, dtype=OUT).to(tl.int32))
+
+
+@pytest.mark.parametrize("init, IN, OUT, want", [
+    (1, tl.int1, None, 1024), (1, tl.int1, tl.int1, 0), (7, tl.int8, tl.int8, (7 * 1024) % 256),
+    (1, tl.int1, tl.int32, 1024)])
+def test_sum_with_a_dtype(init: int, IN: Any, OUT: Any, want: int) -> None:
+    """Triton's test_sum_dtype: an i1 sum is i1 addition, which wraps (the parity)."""
+    out = np.zeros(1, np.int32)
+    sums_in_a_dtype.interpret[(1,)](out, init, IN=IN, OUT=OUT)
+    assert out[0] == want
+    for arch in ("sm_90a", "gfx942"):  # i1 reductions had no code on either
+        ck = sums_in_a_dtype.compile("*i32,i32", {"IN": IN, "OUT": OUT}, arch=arch)
+        ck.asm["ptx" if arch.startswith("sm") else "llir"]

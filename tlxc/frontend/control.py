@@ -27,7 +27,7 @@ from ..language import core as tl
 from .scope import contains_return, describe_types, has_tensor, same_constant, types_of
 from .semantics import arith
 from .semantics.base import constant, is_number, to_tensor
-from .values import Tensor, describe, flatten, is_constexpr
+from .values import Tensor, describe, flatten, is_constexpr, unwrap
 
 if TYPE_CHECKING:  # pragma: no cover
     from .visitor import CodeGenerator as _Base
@@ -298,6 +298,8 @@ class ControlFlowMixin(_Base):
         self._runtime_if(node, c)
 
     def _runtime_if(self, node: ast.If, c: Tensor) -> None:
+        if c.shape and c.numel == 1:  # a one-element tile is its element (Triton's test_unsplat)
+            c = Tensor(self.ctx.b.value(ops.ReshapeOp, [c.handle], c.dtype))
         if c.shape:
             raise self.error(node.test, "TLXC-TYPE-001", f"an if condition must be a scalar, got {describe(c)}",
                              "use tl.where for elementwise choices")
@@ -407,8 +409,24 @@ class ControlFlowMixin(_Base):
                          "loop over range(...), tl.range(...), tl.static_range(...) or a constant tuple")
 
     def _static_range(self, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> list[int]:
-        if kwargs or not 1 <= len(args) <= 3:
-            raise self.error(node, "TLXC-CALL-002", "tl.static_range takes 1 to 3 positional arguments")
+        # Triton's signature: static_range(arg1, arg2=None, step=None)
+        names = ("arg1", "arg2", "step")
+        unknown = sorted(set(kwargs) - set(names))
+        if unknown:
+            raise self.error(node, "TLXC-CALL-002", f"tl.static_range got an unexpected keyword argument "
+                                                    f"'{unknown[0]}'", "its parameters are arg1, arg2 and step")
+        given: list[Any] = list(args) + [None] * (3 - len(args))
+        for i, name in enumerate(names):
+            if name in kwargs:
+                if i < len(args):
+                    raise self.error(node, "TLXC-CALL-002", f"tl.static_range got '{name}' twice")
+                given[i] = unwrap(kwargs[name])
+        if not 1 <= len(args) + len(kwargs) <= 3 or given[0] is None:
+            raise self.error(node, "TLXC-CALL-002",
+                             "tl.static_range takes 1 to 3 arguments (arg1, arg2=None, step=None)")
+        if given[2] is not None and given[1] is None:  # static_range(n, step=s): from 0 to n
+            given[0], given[1] = 0, given[0]
+        args = [a for a in given if a is not None]
         for a in args:
             if not isinstance(a, int) or isinstance(a, bool):
                 raise self.error(node, "TLXC-CONSTEXPR-001",
