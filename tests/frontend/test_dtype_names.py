@@ -122,3 +122,14 @@ def k(x):
     with pytest.raises(tlxc.CompilationError) as info:
         m.k.compile("*fp32")
     assert "float32" in info.value.message and "fp32" not in info.value.message
+
+
+@pytest.mark.parametrize("dtype, mantissa, bias", [
+    (tl.float16, 10, 15), (tl.bfloat16, 7, 127), (tl.float32, 23, 127), (tl.float64, 52, 1023),
+    (tl.float8e4nv, 3, 7), (tl.float8e5, 2, 15), (tl.float8e4b8, 3, 8), (tl.float8e5b16, 2, 16)])
+def test_float_format_queries(dtype: Any, mantissa: int, bias: int) -> None:
+    """Triton's ``fp_mantissa_width`` and ``exponent_bias`` (its test_core decodes floats by
+    them): the fnuz fp8 formats have one more bias than the IEEE-style ones."""
+    assert (dtype.fp_mantissa_width, dtype.exponent_bias) == (mantissa, bias)
+    exponent = dtype.primitive_bitwidth - 1 - mantissa
+    assert bias == (1 << (exponent - 1)) - 1 + (dtype in (tl.float8e4b8, tl.float8e5b16))

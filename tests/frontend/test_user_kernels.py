@@ -877,6 +877,45 @@ def promote_kernel(a_ptr, b_ptr, i_ptr, u_ptr, out_ptr, outu_ptr, N: tl.constexp
     tl.store(outu_ptr + N + offs, w)
 
 
+@tlxc.jit
+def shift_kernel(x_ptr, y_ptr, u_ptr, w_ptr, out8_ptr, outu8_ptr, out64_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)   # int8
+    y = tl.load(y_ptr + offs)   # uint8
+    u = tl.load(u_ptr + offs)   # uint8, as the left operand
+    w = tl.load(w_ptr + offs)   # uint64
+    a = x >> y                  # Triton: computed in u8, but shifting in copies of x's sign
+    tl.static_assert(a.dtype == tl.uint8)
+    b = u >> y                  # an unsigned left operand shifts in zeros
+    c = x >> w                  # x sign-extended to 64 bits first
+    tl.static_assert(c.dtype == tl.uint64)
+    tl.store(out8_ptr + offs, a)
+    tl.store(outu8_ptr + offs, b)
+    tl.store(out64_ptr + offs, c)
+
+
+@pytest.mark.parametrize("arch", ["", "sm_90a", "gfx942"])
+def test_right_shift_takes_the_left_operands_signedness(arch: str) -> None:
+    """Triton's rule (its TTIR: arith.shrsi for an i8 left operand whatever the right one;
+    Triton's test_core test_shift_op): i8 >> u8 is an arithmetic shift whose result is u8."""
+    if arch:  # the code: an arithmetic shift where the left operand is signed
+        ck = shift_kernel.compile("*i8,*u8,*u8,*u64,*u8,*u8,*u64", {"N": 8}, arch=arch)
+        text = ck.asm["ptx" if arch.startswith("sm") else "llir"]
+        signed, unsigned = ("shr.s16", "shr.u16") if arch.startswith("sm") else ("ashr", "lshr")
+        assert signed in text and unsigned in text
+        return
+    N = 8
+    x = np.array([-17, -86, 113, -1, 64, -128, 5, 0], np.int8)
+    y = np.array([6, 3, 5, 7, 1, 2, 0, 7], np.uint8)
+    u = np.array([200, 255, 3, 128, 17, 9, 1, 250], np.uint8)
+    w = np.array([1, 60, 63, 0, 3, 8, 2, 9], np.uint64)
+    o8, ou8, o64 = np.zeros(N, np.uint8), np.zeros(N, np.uint8), np.zeros(N, np.uint64)
+    shift_kernel.interpret[(1,)](x, y, u, w, o8, ou8, o64, N=N)
+    np.testing.assert_array_equal(o8, (x >> y.astype(np.int8)).view(np.uint8))
+    np.testing.assert_array_equal(ou8, u >> y)
+    np.testing.assert_array_equal(o64, (x.astype(np.int64) >> w.astype(np.int64)).view(np.uint64))
+
+
 def test_promotion_rules() -> None:
     N = 8
     a = RNG.standard_normal(N).astype(np.float16)

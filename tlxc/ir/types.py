@@ -90,6 +90,18 @@ class DType(Type):
         return self.bits
 
     @property
+    def fp_mantissa_width(self) -> int:
+        """The explicit mantissa bits of a float format (Triton's ``tl.dtype`` query)."""
+        return self.man_bits
+
+    @property
+    def exponent_bias(self) -> int:
+        """The exponent bias of a float format; the fnuz fp8 formats (AMD's ``e4b8`` and
+        ``e5b16``) have one more than the IEEE-style bias."""
+        bias = (1 << (self.exp_bits - 1)) - 1
+        return bias + 1 if self.ir_name in ("f8e4m3fnuz", "f8e5m2fnuz") else bias
+
+    @property
     def element_ty(self) -> "DType":
         return self
 

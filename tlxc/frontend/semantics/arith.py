@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...ir import ops
-from ...ir.types import DType, Kind, PointerType, uint32, uint64
+from ...ir.types import DType, Kind, PointerType, int8, int16, uint32, uint64
 from ..values import Tensor, describe, unwrap
 from .base import (
     Ctx,
@@ -138,7 +138,16 @@ def binary(ctx: Ctx, name: str, lhs: Any, rhs: Any) -> Tensor:
     if name == "truediv" and a.dtype.is_int():
         a, b = cast(ctx, a, float32), cast(ctx, b, float32)
     a, b = broadcast_all(ctx, a, b)
+    if name == "rshift" and isinstance(lt, DType) and lt.kind == Kind.INT and a.dtype.kind == Kind.UINT:
+        # Triton shifts by the left operand's own signedness: i8 >> u8 is computed in u8 (the
+        # promoted type) but shifts in copies of the sign bit
+        signed = _SIGNED[a.dtype.bits]
+        sa, sb = cast(ctx, a, signed, bitcast=True), cast(ctx, b, signed, bitcast=True)
+        return cast(ctx, Tensor(ctx.b.value(ops.ShrOp, [sa.handle, sb.handle], sa.type)), a.dtype, bitcast=True)
     return Tensor(ctx.b.value(BINARY_OPS[name], [a.handle, b.handle], a.type))
+
+
+_SIGNED = {8: int8, 16: int16, 32: int32, 64: int64}
 
 
 def _pointer_arith(ctx: Ctx, name: str, lhs: Any, rhs: Any) -> Tensor:
