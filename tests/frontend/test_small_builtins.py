@@ -221,3 +221,41 @@ def test_sum_with_a_dtype(init: int, IN: Any, OUT: Any, want: int) -> None:
     for arch in ("sm_90a", "gfx942"):  # i1 reductions had no code on either
         ck = sums_in_a_dtype.compile("*i32,i32", {"IN": IN, "OUT": OUT}, arch=arch)
         ck.asm["ptx" if arch.startswith("sm") else "llir"]
+
+
+@tlxc.jit
+def count_threads(out, GET: tl.constexpr):
+    n: tl.constexpr = GET()  # Triton's test_num_threads passes the builtin itself
+    tl.store(out + tl.arange(0, n), 1)
+    tl.store(out + n, tl.extra.cuda.num_warps())
+
+
+@pytest.mark.parametrize("warps", [1, 4, 8])
+def test_num_threads_and_num_warps_are_compile_time(warps: int) -> None:
+    out = np.zeros(32 * warps + 1, np.int32)
+    count_threads.interpret[(1,)](out, tl.extra.cuda.num_threads, num_warps=warps)
+    assert out[:-1].sum() == 32 * warps and out[-1] == warps
+
+
+@tlxc.jit
+def timed_smid(out, t, N: tl.constexpr):
+    start = tl.extra.cuda.globaltimer()
+    for i in range(N):
+        tl.store(out + tl.program_id(0), tl.load(out + tl.program_id(0)) + i)
+    end = tl.extra.cuda.globaltimer()
+    tl.store(out + tl.program_id(0), tl.extra.cuda.smid())
+    tl.store(t + 2 * tl.program_id(0), start)
+    tl.store(t + 2 * tl.program_id(0) + 1, end)
+
+
+def test_smid_and_globaltimer() -> None:
+    """Triton's test_smid / test_globaltimer: the SM index (0 for every program on the CPU)
+    and a nanosecond timer that moves forward."""
+    out, t = np.full(4, -1, np.int32), np.zeros(8, np.int64)
+    timed_smid.interpret[(4,)](out, t, N=50)
+    assert (out == 0).all() and (t[1::2] > t[0::2]).all()
+    ptx = timed_smid.compile("*i32,*i64", {"N": 50}, arch="sm_90a").asm["ptx"]
+    assert ptx.count("%smid") == 1 and ptx.count("%globaltimer") == 2
+    with pytest.raises(tlxc.CompilationError, match="smid / globaltimer") as info:
+        timed_smid.compile("*i32,*i64", {"N": 50}, arch="gfx942").asm["llir"]
+    assert info.value.code == "TLXC-TLX-006"

@@ -33,6 +33,8 @@ TLX_ROUNDTRIP: dict[str, str] = {
     "local_store": tlx_kernel(VIEW + "\nlocal_store %v, %t"),
     "thread_id": tlx_kernel("%0 = thread_id {axis = 0} : i32"),
     "clock64": tlx_kernel("%0 = clock64 : i64"),
+    "special_register": tlx_kernel('%0 = special_register {register = "smid"} : i32\n'
+                                   '%1 = special_register {register = "globaltimer"} : i64'),
     "barrier_alloc": tlx_kernel("%b = barrier_alloc {count = 128} : mbarrier<4, warp>"),
     "barrier_view": tlx_kernel(BARS),
     "barrier_expect": tlx_kernel(BARS + "\nbarrier_expect %b0, pred=%c {bytes = 2048}"),
@@ -88,6 +90,8 @@ TLX_INVALID: dict[str, tuple[str, str]] = {
     "local_store": (tlx_kernel(ALLOC + "\nlocal_store %a, %t"), "must be one buffer"),
     "thread_id": (tlx_kernel("%0 = thread_id {axis = 3} : i32"), "axis 0, 1 or 2"),
     "clock64": (tlx_kernel("%0 = clock64 : i32"), "clock64 gives an i64"),
+    "special_register": (tlx_kernel('%0 = special_register {register = "globaltimer"} : i32'),
+                         "globaltimer gives an i64"),
     "barrier_alloc": (tlx_kernel("%b = barrier_alloc {count = 0} : mbarrier<4>"), "must be a positive integer"),
     "barrier_view": (tlx_kernel(BARS + "\n%b1 = barrier_view %b0, %n : mbarrier<0>"),
                      "must be an array of mbarriers"),

@@ -52,7 +52,7 @@ _USER_NAMES = {
     "remote_store": "tlx.remote_shmem_store", "async_remote_store": "tlx.async_remote_shmem_store",
     "async_remote_copy": "tlx.async_remote_shmem_copy", "vote_ballot_sync": "tlx.vote_ballot_sync",
     "warp_redux": "tlx.warp_redux", "inline_asm": "tl.inline_asm_elementwise (inline PTX)",
-    "print": "tl.device_print",
+    "print": "tl.device_print", "special_register": "tl.extra.cuda.smid / globaltimer",
 }
 
 # Ops only NVIDIA targets lower (the AMD equivalents are other operations: TDM, MFMA/WMMA).
@@ -68,6 +68,7 @@ NVIDIA_ONLY: tuple[type[Operation], ...] = (
     # tl.device_print: the AMD code generator has no printf yet (it needs the HIP runtime's
     # hostcall buffer, which the launcher does not set up)
     ops.PrintOp,
+    ops.SpecialRegisterOp,  # tl.extra.cuda's smid / globaltimer (tl.extra.hip's are not there yet)
 )
 # Named barriers and fences are the AMD code generator's own to judge (``amdgpu/lower_sync``):
 # it lowers ``fence("gpu"/"sys")`` and the compiler's CTA barrier (barrier 0 of every

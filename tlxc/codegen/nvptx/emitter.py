@@ -383,7 +383,7 @@ class Emitter:
         self._divergent[key] = False  # while visiting: a cycle through a loop adds nothing
         owner = v.owner
         if isinstance(owner, Operation):
-            found = isinstance(owner, (ops.ThreadIdOp, ops.Clock64Op)) or \
+            found = isinstance(owner, (ops.ThreadIdOp, ops.Clock64Op, ops.SpecialRegisterOp)) or \
                 any(self.divergent(x) for x in owner.operands) or \
                 any(self.divergent(x) for r in owner.regions for b in r.blocks if b.ops for x in b.ops[-1].operands)
         elif isinstance(owner, Block) and owner.parent is not None and owner.parent.parent is not None:

@@ -258,6 +258,14 @@ def thread_id(e: Emitter, op: Operation) -> None:
     e.set(op.result, [r])
 
 
+@lowers(ops.SpecialRegisterOp)
+def special_register(e: Emitter, op: Operation) -> None:
+    wide = op.register == "globaltimer"
+    r = e.fn.reg("b64" if wide else "b32")
+    e.fn.emit(f"mov.u{64 if wide else 32} {r}, %{op.register}")
+    e.set(op.result, [r])
+
+
 @lowers(ops.Clock64Op)
 def clock64(e: Emitter, op: Operation) -> None:
     r = e.fn.reg("b64")

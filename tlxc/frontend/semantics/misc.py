@@ -7,7 +7,7 @@ from typing import Any
 
 from ...ir import ops
 from ...ir.ops.misc import MAX_PRINT_VALUES, printable
-from ...ir.types import PointerType, TileType, int32
+from ...ir.types import PointerType, TileType, int32, int64
 from ..values import Tensor, describe, is_constexpr, unwrap
 from .arith import binary, logical_not, to_bool
 from .base import Ctx, const_value, fail, rule, to_tensor
@@ -52,6 +52,36 @@ def static_print(ctx: Ctx, *args: Any, **kwargs: Any) -> None:
         shape = u.type.shape if isinstance(u.type, TileType) else ()
         return f"{u.dtype.name}[{', '.join(f'constexpr[{d}]' for d in shape)}]"
     print(*(text(a) for a in args))
+
+
+@rule("cuda.smid")
+def smid(ctx: Ctx) -> Tensor:
+    return Tensor(ctx.b.value(ops.SpecialRegisterOp, [], int32, register="smid"))
+
+
+@rule("cuda.globaltimer")
+def globaltimer(ctx: Ctx) -> Tensor:
+    return Tensor(ctx.b.value(ops.SpecialRegisterOp, [], int64, register="globaltimer"))
+
+
+@rule("cuda.num_warps")
+def num_warps(ctx: Ctx) -> int:
+    return _kernel_warps("num_warps")
+
+
+@rule("cuda.num_threads")
+def num_threads(ctx: Ctx) -> int:
+    return _kernel_warps("num_threads") * 32
+
+
+def _kernel_warps(name: str) -> int:
+    from .tlx_tasks import kernel_facts
+
+    facts = kernel_facts()
+    if facts.frames:
+        fail("TLXC-CALL-002", f"tl.extra.cuda.{name}() inside an async task is not supported yet",
+             "call it outside the async tasks, or use the task's num_warps")
+    return facts.num_warps
 
 
 @rule("device_print")

@@ -160,6 +160,15 @@ def _thread_id(op: Operation, state: LaunchState) -> Fn:
     return tid
 
 
+@evaluates(M.SpecialRegisterOp)
+def _special_register(op: Operation, state: LaunchState) -> Fn:
+    if op.register == "smid":  # the CPU is one "SM"
+        return lambda: np.asarray(0, np.int32)
+    import time
+
+    return lambda: np.asarray(time.perf_counter_ns(), np.int64)
+
+
 @evaluates(M.Clock64Op)
 def _clock64(op: Operation, state: LaunchState) -> Fn:
     def clock() -> np.ndarray:

@@ -266,6 +266,28 @@ class ThreadIdOp(Operation):
 
 
 @register
+class SpecialRegisterOp(Operation):
+    """A value the hardware keeps per SM or per GPU: ``smid`` (i32, the SM this program
+    runs on) or ``globaltimer`` (i64, nanoseconds), Triton's ``tl.extra.cuda.smid()`` and
+    ``globaltimer()``."""
+
+    NAME = "special_register"
+    PURE = False  # read again wherever it is written: the timer moves, programs move between SMs
+    ATTRS = {"register": Operation.REQUIRED}
+    KINDS = {"smid": "i32", "globaltimer": "i64"}
+
+    register = Attr[str]()
+
+    def verify(self) -> None:
+        super().verify()
+        want = self.KINDS.get(self.register)
+        if want is None:
+            fail(self, f"register must be one of {sorted(self.KINDS)}, got {self.register!r}")
+        if str(self.result.type) != want:
+            fail(self, f"{self.register} gives an {want}")
+
+
+@register
 class Clock64Op(Operation):
     """A 64-bit cycle counter."""
 
