@@ -259,3 +259,51 @@ def test_smid_and_globaltimer() -> None:
     with pytest.raises(tlxc.CompilationError, match="smid / globaltimer") as info:
         timed_smid.compile("*i32,*i64", {"N": 50}, arch="gfx942").asm["llir"]
     assert info.value.code == "TLXC-TLX-006"
+
+
+@tlxc.jit
+def store_addresses(c_ptr, a_ptr, b_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    a = tl.load(a_ptr + offs).to(tl.pi32_t)  # integers seen as pointers (Triton's test_where)
+    b = tl.load(b_ptr + offs).to(tl.pi32_t)
+    tl.store(out_ptr + offs, tl.where(tl.load(c_ptr + offs), a, b))  # stored back as int64
+
+
+def test_pointers_store_through_an_int64_pointer() -> None:
+    c = np.array([1, 0, 1, 0], np.bool_)
+    a, b = np.arange(4, dtype=np.int64) + 100, np.arange(4, dtype=np.int64) + 200
+    out = np.zeros(4, np.int64)
+    store_addresses.interpret[(1,)](c, a, b, out, N=4)
+    assert out.tolist() == [100, 201, 102, 203]
+    for arch in ("sm_90a", "gfx942"):
+        ck = store_addresses.compile("*i1,*i64,*i64,*i64", {"N": 4}, arch=arch)
+        assert ck.asm["ptx" if arch.startswith("sm") else "llir"]
+
+
+@tlxc.jit
+def store_address_wrong(x, out):
+    tl.store(out, x)  # a pointer through a pointer to int32: not an address-sized integer
+
+
+def test_a_pointer_does_not_store_into_int32() -> None:
+    with pytest.raises(tlxc.CompilationError, match="cannot store"):
+        store_address_wrong.compile("*fp32,*i32", {}, arch="sm_90a")
+
+
+@tlxc.jit
+def guarded_store(x):
+    # every test is decided at compile time except the load's, which the `and` short-circuits
+    if (x is not None) and hasattr(x, "dtype") and isinstance(x.dtype, tl.pointer_type) \
+            and x.dtype.element_ty == tl.int32 and tl.load(x) > 42:
+        tl.store(x, 42)
+    tl.static_assert(not hasattr(x, "no_such_attribute"))
+
+
+@pytest.mark.parametrize("value, dtype, want", [(37.5, np.float32, 37.5), (-7, np.int32, -7), (100000, np.int32, 42),
+                                                (100000, np.int64, 100000)])
+def test_hasattr_on_runtime_values(value: float, dtype: Any, want: float) -> None:
+    x = np.full(1, value, dtype)
+    guarded_store.interpret[(1,)](x)
+    assert x[0] == want
+    guarded_store.interpret[(1,)](None)  # a None and a plain int take the compile-time paths
+    guarded_store.interpret[(1,)](2)

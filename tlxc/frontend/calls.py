@@ -310,6 +310,14 @@ def _py_isinstance(gen: Any, node: ast.Call, args: list[Any], kwargs: dict[str, 
     return any(_is_instance(value, k) for k in resolved)
 
 
+def _py_hasattr(gen: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``hasattr(x, "dtype")``: answered at compile time for a runtime tensor too, by what the
+    tensor offers (Triton's test_short_circuiting guards a load with it)."""
+    if len(args) == 2 and not kwargs and isinstance(args[0], Tensor) and isinstance(args[1], str):
+        return hasattr(args[0], args[1])
+    return _constant_call("hasattr")(gen, node, args, kwargs)
+
+
 def _py_print(gen: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> Any:
     # as in Triton, print() in a kernel is tl.device_print (tl.static_print prints at compile time)
     return gen.apply_rule(node, "device_print", "print()", [])
@@ -321,7 +329,8 @@ _PY_RULES: dict[str, Any] = {
     "len": _py_len,
     "print": _py_print,
     "isinstance": _py_isinstance,
+    "hasattr": _py_hasattr,
 }
 for _name in ("float", "int", "bool", "abs", "tuple", "list", "enumerate", "zip", "getattr",
-              "hasattr", "str", "type", "round", "reversed", "range"):
+              "str", "type", "round", "reversed", "range"):
     _PY_RULES[_name] = _constant_call(_name)

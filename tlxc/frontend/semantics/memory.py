@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...ir import ops
-from ...ir.types import PointerType
+from ...ir.types import DType, PointerType
 from ..block_ptr import BlockPointer
 from ..values import Tensor, describe, unwrap
 from .arith import cast, to_bool
@@ -133,7 +133,9 @@ def store(ctx: Ctx, pointer: Any, value: Any, mask: Any = None, boundary_check: 
     elem = ptr.dtype.pointee
     value = unwrap(value)
     v = constant(ctx, value, elem) if not isinstance(value, Tensor) else value
-    if isinstance(v.dtype, PointerType) != isinstance(elem, PointerType):
+    # pointers are stored as pointers, or as 64-bit integers (Triton casts, ptrtoint)
+    as_address = isinstance(v.dtype, PointerType) and isinstance(elem, DType) and elem.is_int() and elem.bits == 64
+    if isinstance(v.dtype, PointerType) != isinstance(elem, PointerType) and not as_address:
         fail("TLXC-TYPE-001", f"cannot store {describe(v)} through a pointer to {elem!r}")
     v = cast(ctx, v, elem)
     mask = unwrap(mask)
