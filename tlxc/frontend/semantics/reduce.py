@@ -31,6 +31,9 @@ def _reduce(ctx: Ctx, t: Tensor, axis: Any, keep_dims: Any, kind: str, what: str
 
 
 def _reduce_axis(ctx: Ctx, t: Tensor, axis: int, kind: str) -> Tensor:
+    if t.dtype.kind == Kind.BOOL:  # on 0/1 in int32 (the targets reduce no i1): i1 addition is xor
+        r = _reduce_axis(ctx, cast(ctx, t, int32), axis, "xor_sum" if kind == "sum" else kind)
+        return r if kind in ("argmax", "argmin") else cast(ctx, r, t.dtype)
     shape = t.shape[:axis] + t.shape[axis + 1:]
     elem = int32 if kind in ("argmax", "argmin") else t.dtype
     return Tensor(ctx.b.value(ops.ReduceOp, [t.handle], shaped(elem, shape), axis=axis, kind=kind))
