@@ -76,6 +76,10 @@ class CompileOptions:
     # checks both against the target)
     cluster_dims: tuple[int, int, int] | None = None
     cooperative: bool = False
+    # False: floating-point a*b + c stays a rounded multiply and a rounded add (NVIDIA: the
+    # .rn forms, which ptxas does not contract into fma; the AMD code carries no contraction
+    # flags either way)
+    enable_fp_fusion: bool = True
 
     def check(self, loc: Location | None) -> None:
         if self.arch not in TARGETS:
@@ -388,7 +392,8 @@ def _nvidia(ck: CompiledKernel, timings: dict[str, float]) -> None:
     from .codegen.nvptx.target_info import target_info
     from .codegen.nvptx.toolchain import find_tool, ptxas
 
-    kernel = nvptx.emit(ck.lowered(), target_info(ck.options.arch), timings, maxnreg=ck.options.maxnreg)
+    kernel = nvptx.emit(ck.lowered(), target_info(ck.options.arch), timings, maxnreg=ck.options.maxnreg,
+                        fp_fusion=ck.options.enable_fp_fusion)
     ck.asm["ptx"] = kernel.ptx
     ck.metadata.update(name=kernel.name, num_warps=kernel.num_warps, shared=kernel.shared_bytes,
                        params=kernel.params, arch=ck.options.arch, tma_params=[dict(t) for t in kernel.tma_params],

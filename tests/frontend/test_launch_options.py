@@ -128,14 +128,13 @@ def test_options_outside_the_key_are_checked_on_the_fast_path_too(load_kernels: 
     x = FakeTensor(4096)
     m.k[(1,)](x, 64, BLOCK=64)
     m.k[(1,)](x, 64, BLOCK=64)  # the variant is now in the fast table
-    with pytest.raises(CompilationError) as ei:
-        m.k[(1,)](x, 64, BLOCK=64, enable_fp_fusion=False)
-    _refused(ei, "enable_fp_fusion", "cannot forbid the contraction")
+    m.k[(1,)](x, 64, BLOCK=64, enable_fp_fusion=False)  # a variant of its own, not the fast path's
+    assert len(m.k.cache) == 2
     with pytest.raises(CompilationError) as ei:
         m.k[(1,)](x, 64, BLOCK=64, multicast=True)
     _refused(ei, "multicast", "TMA multicast")
     m.k[(1,)](x, 64, BLOCK=64, enable_fp_fusion=True, debug=True, matrix_instr_nonkdim=16)  # defaults; AMD's on NVIDIA
-    assert len(fake_driver.launches) == 3
+    assert len(fake_driver.launches) == 4
     with pytest.raises(CompilationError) as ei:
         m.k.compile("*fp32:16,i32", {"BLOCK": 64}, arch="gfx942", matrix_instr_nonkdim=16)
     _refused(ei, "matrix_instr_nonkdim", "MFMA instruction shape")
@@ -217,3 +216,26 @@ def test_extern_libs_names_the_libraries_tlxc_implements(load_kernels: Any, fake
     _refused(ei, "extern_libs", "must be a str or os.PathLike, got 10")
     assert tlxc.Config({"BLOCK": 64}, extern_libs={"libdevice": "libdevice.10.bc"}).extern_libs == {
         "libdevice": "libdevice.10.bc"}
+
+
+MUL_ADD = """
+@tlxc.jit
+def mul_add(data):
+    ptrs = data + tl.arange(0, 128)
+    tl.store(ptrs, tl.load(ptrs) * 1.5 + 1.0)
+"""
+
+
+@pytest.mark.parametrize("fusion", [True, False])
+def test_enable_fp_fusion(load_kernels: Any, fusion: bool) -> None:
+    """False keeps a*b + c a rounded multiply and a rounded add: the .rn forms, which ptxas
+    does not contract into an FFMA (Triton's test_enable_fp_fusion)."""
+    m = load_kernels(MUL_ADD)
+    ck = m.mul_add.compile("*fp32", {}, arch="sm_90a", enable_fp_fusion=fusion)
+    ptx = ck.asm["ptx"]
+    assert ("mul.rn.f32" in ptx and "add.rn.f32" in ptx) != fusion
+    if "sass" in ck.asm.available():
+        assert ("FFMA" in ck.asm["sass"]) == fusion
+    with pytest.raises(CompilationError) as ei:
+        m.mul_add.compile("*fp32", {}, arch="sm_90a", enable_fp_fusion="no")
+    _refused(ei, "enable_fp_fusion", "must be True or False")

@@ -6,8 +6,9 @@ Honoured: ``num_warps``, ``maxnreg``, ``waves_per_eu`` (AMD), ``ctas_per_cga`` (
 the grid's blocks are grouped in clusters of that shape, launched with
 ``cuLaunchKernelEx``; as in TLX, the grid still counts blocks and must hold whole
 clusters), ``launch_cooperative_grid`` (NVIDIA: a cooperative launch), ``stream``,
-``enable_fp_fusion=True`` (the default: the PTX code generator writes ``add``/``mul``
-without a rounding mode, so ptxas may fuse them into ``fma``), ``debug`` (device
+``enable_fp_fusion`` (True, the default: the PTX code generator writes ``add``/``mul``
+without a rounding mode, so ptxas may fuse them into ``fma``; False: ``add.rn``/``mul.rn``,
+which it does not fuse; the AMD code carries no contraction flags either way), ``debug`` (device
 assertions are always compiled in, so ``debug=True`` holds; ``debug=False`` does not
 take them out), ``extern_libs`` (the device libraries tlxc implements itself: libdevice on
 NVIDIA, ocml and ockl on AMD; no bitcode is linked, extern_libs.py). ``num_stages``
@@ -20,8 +21,7 @@ not spread a program's tiles over the cluster: the first CTA of each cluster run
 program and the others leave at entry, so results and side effects are those of
 ``num_ctas=1``; TLX's cluster operations need ``ctas_per_cga`` instead (not both).
 
-Refused unless they hold their default: ``enable_fp_fusion=False`` (the
-code generators have no flag to forbid contraction yet), clusters and cooperative
+Refused unless they hold their default: clusters and cooperative
 launches on AMD targets, and the options of TLX's ``Config`` that drive compiler
 features tlxc does not have (automatic warp specialization, TMA multicast,
 ``preferred_ctas_per_cga``, IR overrides...). AMD's ``matrix_instr_nonkdim`` and
@@ -43,13 +43,12 @@ if TYPE_CHECKING:  # pragma: no cover
 # The options that choose the variant. The fast path of kernel[grid] keys on them
 # (launch.py); ``stream`` only says where a launch runs.
 KEY_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "ctas_per_cga",
-               "launch_cooperative_grid")
+               "launch_cooperative_grid", "enable_fp_fusion")
 
 # Options accepted only at their default (or, for ``debug``, with no effect on code): the
 # fast path sends a launch that names one to the slow path, which checks it.
 _DEFAULTS: dict[str, tuple[Any, ...]] = {
     "debug": (None, False, True),
-    "enable_fp_fusion": (None, True),
     "matrix_instr_nonkdim": (None, 0),
     "kpack": (None, 1),
     "preferred_ctas_per_cga": (None,),
@@ -78,7 +77,6 @@ _AMD_ONLY = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
 
 # why each checked option cannot take another value (the error's words)
 _WHY = {
-    "enable_fp_fusion": "the code generators cannot forbid the contraction of a*b+c into fma yet",
     "matrix_instr_nonkdim": "the AMD code generator chooses the MFMA instruction shape itself",
     "kpack": "the AMD code generator chooses the MFMA operand packing itself",
     "preferred_ctas_per_cga": "preferred (driver-chosen) cluster shapes are not supported; ctas_per_cga is",
@@ -171,10 +169,14 @@ def compile_options(given: dict[str, Any], arch: str, loc: Any) -> CompileOption
         raise _fail("ctas_per_cga", f"clusters are not supported on {arch} by tlxc", loc)
     if arch.startswith("gfx") and cooperative:
         raise _fail("launch_cooperative_grid", f"cooperative launches are not supported on {arch} by tlxc", loc)
+    fusion = given.get("enable_fp_fusion", True)
+    fusion = True if fusion is None else fusion
+    if not isinstance(fusion, bool):
+        raise _fail("enable_fp_fusion", f"must be True or False, got {fusion!r}", loc)
     waves = given.get("waves_per_eu", 0)
     options = CompileOptions(arch=arch, num_warps=_int("num_warps", given.get("num_warps", 4), loc),
                              num_stages=_int("num_stages", given.get("num_stages", 3), loc), num_ctas=num_ctas,
                              maxnreg=given.get("maxnreg"), waves_per_eu=0 if waves is None else waves,
-                             cluster_dims=clusters, cooperative=cooperative)
+                             cluster_dims=clusters, cooperative=cooperative, enable_fp_fusion=fusion)
     options.check(loc)
     return options.for_target()

@@ -71,7 +71,7 @@ def generate(module, arch: str, timings: dict[str, float] | None = None, maxnreg
 
 
 def emit(module, info: NvidiaTargetInfo, timings: dict[str, float] | None = None,
-         maxnreg: int | None = None) -> PtxKernel:
+         maxnreg: int | None = None, fp_fusion: bool = True) -> PtxKernel:
     """PTX of ``module`` as the NVIDIA pipeline left it (layouts and the shared-memory plan
     in the IR)."""
     import time
@@ -96,6 +96,7 @@ def emit(module, info: NvidiaTargetInfo, timings: dict[str, float] | None = None
     if e.clustered:
         fn.cluster = tuple(func.attrs["cluster_dims"])  # type: ignore[assignment]
     e.tensormaps = tensormaps
+    e.fp_fusion = fp_fusion
     e.smem = plan
     e.scratch_offset = plan.scratch_offset
     e.axis = analyze(func)

@@ -98,6 +98,8 @@ class Emitter:
     tma_params: dict[int, dict[str, Any]] = field(default_factory=dict)
     # descriptors built in the kernel (``lower_tensormap.TensormapPlan``): slots in global scratch
     tensormaps: Any = None
+    # False (enable_fp_fusion=False): float add/sub/mul carry .rn, which ptxas does not contract
+    fp_fusion: bool = True
     scratch_offset: int = 0
     current: Operation | None = None
     # where the current op's scratch lies over buffers dead at it (``scratch_over_dead``);

@@ -259,7 +259,8 @@ def float_binary(e: Emitter, op: Operation, t: DType, name: str, a: Reg, b: Reg,
         fast = t.ir_name == "f32" and not op.attrs.get("precise", False)
         e.fn.emit(f"div.{'full' if fast else 'rn'}.{sfx} {d}, {a}, {b}")
     elif name in ("add", "sub", "mul"):
-        rn = ".rn" if t.bits == 16 and t.ir_name == "bf16" else ""
+        # an explicit rounding mode keeps ptxas from contracting a*b + c into fma
+        rn = ".rn" if (t.bits == 16 and t.ir_name == "bf16") or not e.fp_fusion else ""
         e.fn.emit(f"{name}{rn}.{sfx} {d}, {a}, {b}")
     else:
         unsupported(e, op, f"'{name}' on {t!r}")
