@@ -331,3 +331,26 @@ def test_reductions_of_booleans(bits: list[int]) -> None:
     assert out.tolist() == [sum(bits) % 2, max(bits), min(bits), int(np.argmax(x)), sum(bits)]
     for arch in ("sm_90a", "gfx942"):  # no target reduces i1 itself: they run in int32
         bool_reductions.compile("*i32,*i32", {"N": 8}, arch=arch).asm["ptx" if arch.startswith("sm") else "llir"]
+
+
+@tlxc.jit
+def hinted_copy(dst, src, off, N, BLOCK: tl.constexpr, HINT: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK) + tl.load(off)
+    if HINT:
+        tl.max_contiguous(tl.multiple_of(offsets, 1024), 1024)  # a statement: the result is dropped
+    tl.store(dst + offsets, tl.load(src + offsets, mask=offsets < N), mask=offsets < N)
+    for i in range(2):
+        tl.multiple_of(offsets, 1024)  # in a loop body: the value outside keeps its definition
+    tl.store(dst + offsets + N, tl.load(src + offsets, mask=offsets < N), mask=offsets < N)
+
+
+@pytest.mark.parametrize("hint", [True, False])
+def test_a_hint_annotates_the_value_itself(hint: bool) -> None:
+    """As in Triton (test_vectorization_hints), ``tl.multiple_of(x, ...)`` as a statement
+    still tells the compiler about ``x``: its loads become 16-byte vectors."""
+    ptx = hinted_copy.compile("*fp32:16,*fp32:16,*i32:16,i32:16", {"BLOCK": 1024, "HINT": hint},
+                              arch="sm_90a").asm["ptx"]
+    assert ("ld.global.v4.b32" in ptx) == hint
+    src, dst = np.arange(1024, dtype=np.float32), np.zeros(2048, np.float32)
+    hinted_copy.interpret[(1,)](dst, src, np.zeros(1, np.int32), 1024, BLOCK=1024, HINT=hint)
+    np.testing.assert_array_equal(dst, np.concatenate([src, src]))

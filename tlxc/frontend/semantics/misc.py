@@ -158,7 +158,16 @@ def _hint(ctx: Ctx, cls: type, input: Any, values: Any, what: str) -> Tensor:
             fail("TLXC-SHAPE-003", f"{what} needs {want} values for a tile of rank {len(t.shape)}, got {len(vals)}")
     if any(v < 1 for v in vals):
         fail("TLXC-TYPE-001", f"{what} values must be positive, got {vals}")
-    return Tensor(ctx.b.value(cls, [t.handle], t.type, values=tuple(vals)))
+    hinted = ctx.b.value(cls, [t.handle], t.type, values=tuple(vals))
+    # As in Triton, where a hint annotates the value itself: the tensor reads the hinted
+    # value from here on, also when the call's result is dropped
+    # (``tl.multiple_of(offs, 16)`` as a statement). Only where both are in one block: a
+    # value from outside a loop or branch keeps its definition there.
+    src = t.handle
+    where = getattr(src, "block", None) or getattr(getattr(src, "owner", None), "parent", None)
+    if where is ctx.b.block:
+        t.handle = hinted
+    return Tensor(hinted)
 
 
 @rule("multiple_of")
