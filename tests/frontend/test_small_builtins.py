@@ -69,18 +69,59 @@ def test_squeeze_of_a_dimension_that_is_not_1(load_kernels: Any) -> None:
         m.k.compile("*fp32")
 
 
-def test_names_tlxc_lacks_say_not_supported_yet(load_kernels: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """(tlxc has every name of Triton's tl now: the mechanism, on a made-up one)"""
-    monkeypatch.setattr(tl, "NOT_YET", frozenset({"some_future_op"}))
-    m = load_kernels("""
+# The public names of Triton 3.6's triton.language (dir() without the private ones), as
+# a user reaches them: each is in tlxc.language or says it is not supported yet.
+TRITON_TL_NAMES = """
+PropagateNan TRITON_MAX_TENSOR_NUMEL abs add advance arange argmax argmin associative_scan assume atomic_add
+atomic_and atomic_cas atomic_max atomic_min atomic_or atomic_xchg atomic_xor bfloat16 bitonic_merge block_type
+broadcast broadcast_to cast cat cdiv ceil clamp condition const constexpr constexpr_type core cos cumprod cumsum
+debug_barrier device_assert device_print div_rn dot dot_scaled dtype erf exp exp2 expand_dims extra fdiv flip float16
+float32 float64 float8e4b15 float8e4b8 float8e4nv float8e5 float8e5b16 floor fma full gather histogram
+inline_asm_elementwise int1 int16 int32 int64 int8 interleave join load load_tensor_descriptor log log2
+make_block_ptr make_tensor_descriptor map_elementwise math max max_constancy max_contiguous maximum min minimum mul
+multiple_of num_programs pair_uniform_to_normal permute philox philox_impl pi32_t pointer_type program_id rand rand4x
+randint randint4x randn randn4x random range ravel reduce reduce_or reshape rsqrt sigmoid sin slice softmax sort
+split sqrt sqrt_rn standard static_assert static_print static_range store store_tensor_descriptor str_to_ty sub sum
+swizzle2d target_info tensor tensor_descriptor tensor_descriptor_type topk trans tuple tuple_type uint16 uint32
+uint64 uint8 uint_to_uniform_float umulhi view void where xor_sum zeros zeros_like
+""".split()
+
+
+@pytest.mark.parametrize("name", TRITON_TL_NAMES)
+def test_every_triton_name_is_there_or_says_not_yet(name: str) -> None:
+    if name in tl.NOT_YET:
+        with pytest.raises(AttributeError, match=f"tl.{name} is not supported by tlxc yet"):
+            getattr(tl, name)
+    else:
+        assert getattr(tl, name) is not None
+
+
+@pytest.mark.parametrize("name", sorted(tl.NOT_YET))
+def test_names_tlxc_lacks_say_not_supported_yet(load_kernels: Any, name: str) -> None:
+    m = load_kernels(f"""
 @tlxc.jit
 def k(x):
-    f = tl.some_future_op
+    f = tl.{name}
 """)
     with pytest.raises(tlxc.CompilationError) as info:
         m.k.compile("*fp32")
     assert info.value.code == "TLXC-NAME-002"
-    assert "tl.some_future_op is not supported by tlxc yet" in str(info.value)
+    assert f"tl.{name} is not supported by tlxc yet" in str(info.value)
+
+
+@tlxc.jit
+def functional_operators(x, y, N: tl.constexpr):
+    a = tl.load(x + tl.arange(0, N))
+    pair = (a, a)
+    tl.static_assert(isinstance(pair, tl.tuple))
+    tl.static_assert(N <= tl.TRITON_MAX_TENSOR_NUMEL)
+    tl.store(y + tl.arange(0, N), tl.mul(tl.sub(tl.add(a, 1), 0.5), 2, sanitize_overflow=False))
+
+
+def test_add_sub_mul_as_functions() -> None:
+    x, y = np.arange(4, dtype=np.float32), np.zeros(4, np.float32)
+    functional_operators.interpret[(1,)](x, y, N=4)
+    np.testing.assert_array_equal(y, (x + 1 - 0.5) * 2)
 
 
 SLICES = """

@@ -25,7 +25,11 @@ SHORT_NAME = "tl"  # how kernels spell this module (in messages)
 # Triton's tl names that tlxc does not have yet: using one is TLXC-NAME-002, "not supported
 # yet", rather than an unknown name (the frontend's attribute lookup reads the NOT_YET of
 # any tlxc library module)
-NOT_YET: frozenset[str] = frozenset()
+NOT_YET: frozenset[str] = frozenset({
+    "const",  # the const pointer qualifier (stores through it refused)
+    "condition", "constexpr_type", "float8e4b15", "str_to_ty", "target_info", "tensor_descriptor_type",
+    "tuple_type", "void",
+})
 
 
 @constexpr_function
@@ -58,4 +62,10 @@ def __getattr__(name: str):  # noqa: ANN202
         from . import standard
 
         return getattr(standard, name)
+    if name == "tuple":  # a kernel's tuples are Python tuples: isinstance(x, tl.tuple) reads so
+        import builtins
+
+        return builtins.tuple
+    if name in NOT_YET:  # on the host (a parameter annotation such as `x: tl.const`)
+        raise AttributeError(f"tl.{name} is not supported by tlxc yet")
     raise AttributeError(f"module 'tlxc.language' has no attribute {name!r}")

@@ -196,6 +196,11 @@ split = _b("split", "Split a tile whose last dimension is 2.")
 cat = _b("cat", "Concatenate two tiles along dimension `dim` (0 by default).")
 # -- arithmetic -------------------------------------------------------------------------
 where = _b("where", "Elementwise select.")
+add = _b("add", "x + y as a function (Triton's tl.add).")
+sub = _b("sub", "x - y as a function (Triton's tl.sub).")
+mul = _b("mul", "x * y as a function (Triton's tl.mul).")
+# Triton's limit on a tile's elements (tlxc refuses larger tiles at the line that makes one)
+TRITON_MAX_TENSOR_NUMEL = 1048576
 minimum = _b("minimum", "Elementwise minimum.")
 maximum = _b("maximum", "Elementwise maximum.")
 clamp = _b("clamp", "Clamp to [min, max].")

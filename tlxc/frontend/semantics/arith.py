@@ -258,6 +258,20 @@ def _minmax(ctx: Ctx, cls: type, x: Any, y: Any, propagate_nan: Any, what: str) 
     return Tensor(ctx.b.value(cls, [a.handle, b.handle], a.type, propagate_nan=nan))
 
 
+def _functional_rule(name: str) -> Any:
+    """``tl.add(x, y)`` & co: the operators as functions. ``sanitize_overflow`` (Triton's
+    debug-mode overflow check) changes nothing here."""
+    def apply(ctx: Ctx, x: Any, y: Any, sanitize_overflow: Any = True) -> Tensor:
+        return binary(ctx, name, x, y)
+
+    apply.__name__ = name
+    return apply
+
+
+for _name in ("add", "sub", "mul"):
+    rule(_name)(_functional_rule(_name))
+
+
 @rule("minimum")
 def minimum(ctx: Ctx, x: Any, y: Any, propagate_nan: Any = 0) -> Tensor:
     return _minmax(ctx, ops.MinimumOp, x, y, propagate_nan, "tl.minimum")
