@@ -395,3 +395,11 @@ def test_a_hint_annotates_the_value_itself(hint: bool) -> None:
     src, dst = np.arange(1024, dtype=np.float32), np.zeros(2048, np.float32)
     hinted_copy.interpret[(1,)](dst, src, np.zeros(1, np.int32), 1024, BLOCK=1024, HINT=hint)
     np.testing.assert_array_equal(dst, np.concatenate([src, src]))
+
+
+def test_str_to_ty() -> None:
+    """Triton's test helpers build dtypes from signature spellings with tl.str_to_ty."""
+    assert tl.str_to_ty("fp32") is tl.float32 and tl.str_to_ty("u8") is tl.uint8 and tl.str_to_ty("int16") is tl.int16
+    assert tl.str_to_ty("*fp16") == tl.pointer_type(tl.float16)
+    with pytest.raises(ValueError, match="unknown type 'fp7'"):
+        tl.str_to_ty("fp7")

@@ -27,9 +27,22 @@ SHORT_NAME = "tl"  # how kernels spell this module (in messages)
 # any tlxc library module)
 NOT_YET: frozenset[str] = frozenset({
     "const",  # the const pointer qualifier (stores through it refused)
-    "condition", "constexpr_type", "float8e4b15", "str_to_ty", "target_info", "tensor_descriptor_type",
+    "condition", "constexpr_type", "float8e4b15", "target_info", "tensor_descriptor_type",
     "tuple_type", "void",
 })
+
+
+def str_to_ty(name: str, c: object = None) -> object:
+    """Triton's ``tl.str_to_ty``: a signature spelling as a dtype (``"fp32"``, ``"i32"``,
+    ``"u8"``, ``"*fp16"`` a pointer); its test helpers turn dtype names into types with it."""
+    from ..ir.types import ALL_DTYPES
+
+    if name.startswith("*"):
+        return pointer_type(str_to_ty(name[1:].lstrip("k"), c))
+    for d in ALL_DTYPES:
+        if name in (d.sig_name, d.tl_name):
+            return d
+    raise ValueError(f"tl.str_to_ty: unknown type {name!r} (a signature name such as 'fp32', 'i32', '*fp16')")
 
 
 @constexpr_function
