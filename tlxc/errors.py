@@ -59,6 +59,11 @@ class CompilationError(TlxcError):
         super().__init__(render(loc, "error", code, message, self.help))
 
     @property
+    def error_message(self) -> str:
+        """The message alone (Triton's ``CompilationError.error_message``, which tests read)."""
+        return self.message
+
+    @property
     def line(self) -> int | None:
         return self.loc.line if self.loc else None
 

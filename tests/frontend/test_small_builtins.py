@@ -403,3 +403,72 @@ def test_str_to_ty() -> None:
     assert tl.str_to_ty("*fp16") == tl.pointer_type(tl.float16)
     with pytest.raises(ValueError, match="unknown type 'fp7'"):
         tl.str_to_ty("fp7")
+
+
+CONST_POINTERS = """
+@tlxc.jit
+def copy(src: tl.const, dst, other: tl.const, n, TO_OTHER: tl.constexpr, ATOMIC: tl.constexpr):
+    offs = tl.arange(0, 8)
+    v = tl.load(src + offs, mask=offs < n)      # reading through a const pointer is fine
+    out = other if TO_OTHER else dst
+    if ATOMIC:
+        tl.atomic_add(out + offs, v, mask=offs < n)
+    else:
+        tl.store(out + offs, v, mask=offs < n)
+"""
+
+
+@pytest.mark.parametrize("atomic", [False, True])
+def test_const_pointers_are_read_only(load_kernels: Any, atomic: bool) -> None:
+    """Triton's ``tl.const``: a store or an atomic through the parameter, or through pointer
+    arithmetic on it, is an error at the user's line (test_core's test_const)."""
+    m = load_kernels(CONST_POINTERS)
+    x, y = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    m.copy.interpret[(1,)](x, y, x, 8, TO_OTHER=False, ATOMIC=atomic)
+    np.testing.assert_array_equal(y, x)
+    with pytest.raises(tlxc.CompilationError) as info:
+        m.copy.compile("*fp32,*fp32,*fp32,i32", {"TO_OTHER": True, "ATOMIC": atomic}, arch="sm_90a")
+    err = info.value
+    want = "writes through a constant pointer" if atomic else "Cannot store to a constant pointer"
+    assert want in err.error_message and err.code == "TLXC-TYPE-001"
+    assert err.loc is not None and err.loc.line == (11 if atomic else 13)  # after the loader's 3-line header
+
+
+CONST_MERGES = """
+@tlxc.jit
+def pick(a, b, c):
+    if c:
+        return b
+    else:
+        return a
+
+
+@tlxc.jit
+def merge(src: tl.const, dst, other: tl.const, choose, HOW: tl.constexpr):
+    offs = tl.arange(0, 8)
+    if HOW == "ternary":
+        out = other if choose else dst
+    elif HOW == "call":
+        out = pick(dst, other, choose)
+    elif HOW == "if":
+        if choose:
+            out = other
+        else:
+            out = dst
+    else:  # two read-only pointers merge into a read-only one
+        out = other if choose else src
+    tl.store(out + offs, tl.load(src + offs))
+"""
+
+
+@pytest.mark.parametrize("how, message", [
+    ("ternary", "Ternary expression with dynamic condition has inconsistent type"),
+    ("call", "Return type mismatch"), ("if", "Mismatched type for out"),
+    ("both_const", "Cannot store to a constant pointer")])
+def test_a_const_pointer_does_not_merge_with_a_writable_one(load_kernels: Any, how: str, message: str) -> None:
+    """Under a runtime condition a tl.const pointer and a writable one are different types,
+    as in Triton (test_const's if, ternary and call modes)."""
+    m = load_kernels(CONST_MERGES)
+    with pytest.raises(tlxc.CompilationError) as info:
+        m.merge.compile("*fp32,*fp32,*fp32,i1", {"HOW": how}, arch="sm_90a")
+    assert message in info.value.error_message and info.value.code in ("TLXC-TYPE-001", "TLXC-TYPE-002")

@@ -38,7 +38,9 @@ def build_module(kernel: "KernelDef", specs: dict[str, ArgSpec], constants: dict
     builder = Builder(body, src.loc(src.tree))
     used: dict[str, Any] = {}
     gen = CodeGenerator(src, builder, scope, used_globals=used)
-    facts = KERNEL.set(KernelFacts(num_warps))  # async_tasks place partitions after the kernel's warps
+    kernel_facts = KernelFacts(num_warps)
+    kernel_facts.const_pointers.update(id(arg) for p, arg in zip(runtime, body.args) if p in kernel.const_params)
+    facts = KERNEL.set(kernel_facts)  # async_tasks place partitions after the kernel's warps
     try:
         gen.visit_block(src.tree.body)
     finally:

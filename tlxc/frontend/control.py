@@ -27,6 +27,7 @@ from ..language import core as tl
 from .scope import contains_return, describe_types, has_tensor, same_constant, types_of
 from .semantics import arith
 from .semantics.base import constant, is_number, to_tensor
+from .semantics.tlx_tasks import kernel_facts
 from .values import Tensor, describe, flatten, is_constexpr, unwrap
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -166,8 +167,15 @@ class ControlFlowMixin(_Base):
         if types_of(a) != types_of(b):
             raise self.error(node, "TLXC-TYPE-002", "the branches return different types: "
                              f"{describe_types(types_of(a))} and {describe_types(types_of(b))}")
+        self._same_constness(node, a, b)
         self.ret = self._build_if(node, c, blocks, [a, b])
+        _keep_constness(a, self.ret)
         self.returned = True
+
+    def _same_constness(self, node: ast.AST, a: Any, b: Any) -> None:
+        if _constness(a) != _constness(b):  # Triton's wording: a tl.const pointer is another type
+            raise self.error(node, "TLXC-TYPE-002", "Return type mismatch: the function returns a tl.const "
+                             "pointer on one path and a writable pointer on another", "annotate both pointers alike")
 
     # Copying the statements after an ``if`` into both of its branches is exponential when
     # both branches may fall through to them and they hold such ifs again (``if c: if d:
@@ -222,6 +230,7 @@ class ControlFlowMixin(_Base):
         if types_of(value) != types_of(carried):
             raise self.error(node, "TLXC-TYPE-002", "the function returns different types on different paths: "
                              f"{describe_types(types_of(carried))} and {describe_types(types_of(value))}")
+        self._same_constness(node, carried, value)
         return value
 
     def _placeholder(self, v: Any) -> Any:
@@ -354,11 +363,17 @@ class ControlFlowMixin(_Base):
                                      f"{describe_types(types_of(a))} and {describe_types(types_of(b))}")
                 raise self.error(node, "TLXC-TYPE-002", f"'{name}' is {describe_types(types_of(a))} after the "
                                  f"then-branch but {describe_types(types_of(b))} after the else-branch")
+            if _constness(a) != _constness(b):  # Triton's wording: a tl.const pointer is another type
+                what = "Return type mismatch: the function returns" if name == _RETVAL else \
+                    f"Mismatched type for {name}: it is"
+                raise self.error(node, "TLXC-TYPE-002", f"{what} a tl.const pointer on one path and a writable "
+                                 "pointer on the other", "annotate both pointers alike")
             yields[0].append(a)
             yields[1].append(b)
         result = self._build_if(node, c, blocks, [tuple(yields[0]), tuple(yields[1])])
-        for name, v in zip(names, result):
+        for name, v, a in zip(names, result, yields[0]):
             self.scope[name] = v
+            _keep_constness(a, v)
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
         cond = self.visit(node.test)
@@ -382,7 +397,13 @@ class ControlFlowMixin(_Base):
         if types_of(a) != types_of(b):
             raise self.error(node, "TLXC-TYPE-002", f"the two sides have different types: "
                              f"{describe_types(types_of(a))} and {describe_types(types_of(b))}")
-        return self._build_if(node, c, blocks, [a, b])
+        if _constness(a) != _constness(b):
+            raise self.error(node, "TLXC-TYPE-002", "Ternary expression with dynamic condition has inconsistent "
+                             "type: a tl.const pointer on one side and a writable pointer on the other",
+                             "annotate both pointers alike")
+        out = self._build_if(node, c, blocks, [a, b])
+        _keep_constness(a, out)
+        return out
 
     # -- loops ------------------------------------------------------------------------------------
     def visit_For(self, node: ast.For) -> None:
@@ -664,3 +685,18 @@ class ControlFlowMixin(_Base):
 
 
 __all__ = ["ControlFlowMixin", "CompilationError"]
+
+
+def _constness(v: Any) -> tuple[bool, ...]:
+    """Which of the IR values in ``v`` (a value or a tuple) are ``tl.const`` pointers."""
+    read_only = kernel_facts().const_pointers
+    return tuple(id(h) in read_only for h in flatten(v)[0])
+
+
+def _keep_constness(before: Any, after: Any) -> None:
+    """A value merged from the branches of an if is read-only where both branches' were."""
+    read_only = kernel_facts().const_pointers
+    for was, now in zip(flatten(before)[0], flatten(after)[0]):
+        if id(was) in read_only:
+            read_only.add(id(now))
+

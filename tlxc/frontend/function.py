@@ -19,6 +19,12 @@ from ..language.core import constexpr
 from .source import FunctionSource, parse_function, parse_text
 
 
+def _is_const_annotation(ann: Any) -> bool:
+    from ..language.core import const
+
+    return ann is const or (isinstance(ann, str) and ann.replace(" ", "").split(".")[-1] == "const")
+
+
 def _is_constexpr_annotation(ann: Any) -> bool:
     if ann is constexpr:
         return True
@@ -42,6 +48,8 @@ class KernelDef:
         self.params = list(self.signature.parameters)
         self.constexpr_params = {n for n, p in self.signature.parameters.items()
                                  if _is_constexpr_annotation(p.annotation)}
+        # `x: tl.const`: read-only pointers (the frontend refuses stores through them)
+        self.const_params = {n for n, p in self.signature.parameters.items() if _is_const_annotation(p.annotation)}
         self._source: FunctionSource | None = None
         self._src: str | None = None  # source text set by _unsafe_update_src
 

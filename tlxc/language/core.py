@@ -77,6 +77,17 @@ def pointer_type(element_ty: Any, address_space: int = 1) -> PointerType:
 pi32_t = pointer_type(int32)  # Triton's name for a pointer to int32
 
 
+class _ConstQualifier:
+    """``tl.const``: a pointer parameter annotated ``x: tl.const`` is read-only; a store or
+    an atomic through it, or through a pointer computed from it, is a compile error."""
+
+    def __repr__(self) -> str:
+        return "tl.const"
+
+
+const = _ConstQualifier()
+
+
 class constexpr:
     """Marks a kernel parameter (``BLOCK: tl.constexpr``) or a local
     (``N: tl.constexpr = 4``) as a compile-time constant; ``tl.constexpr(v)`` wraps a

@@ -161,8 +161,25 @@ def _pointer_arith(ctx: Ctx, name: str, lhs: Any, rhs: Any) -> Tensor:
     off = to_tensor(ctx, rhs)
     if name == "sub":
         off = Tensor(ctx.b.value(ops.NegOp, [off.handle], off.type))
+    read_only = is_const_pointer(ptr)
     ptr, off = broadcast_all(ctx, ptr, off)
-    return Tensor(ctx.b.value(ops.AddPtrOp, [ptr.handle, off.handle], ptr.type))
+    out = Tensor(ctx.b.value(ops.AddPtrOp, [ptr.handle, off.handle], ptr.type))
+    if read_only:
+        mark_const_pointer(out)
+    return out
+
+
+def is_const_pointer(t: Tensor) -> bool:
+    """Whether ``t`` is a ``tl.const`` parameter or pointer arithmetic on one."""
+    from .tlx_tasks import kernel_facts
+
+    return id(t.handle) in kernel_facts().const_pointers
+
+
+def mark_const_pointer(t: Tensor) -> None:
+    from .tlx_tasks import kernel_facts
+
+    kernel_facts().const_pointers.add(id(t.handle))
 
 
 def compare(ctx: Ctx, predicate: str, lhs: Any, rhs: Any) -> Tensor:

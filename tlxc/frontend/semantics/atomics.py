@@ -14,7 +14,7 @@ from ...ir import ops
 from ...ir.ops.atomics import CAS_TYPES, RMW_TYPES, SCOPES, SEMANTICS
 from ...ir.types import DType, PointerType
 from ..values import Tensor, unwrap
-from .arith import cast, to_bool
+from .arith import cast, is_const_pointer, to_bool
 from .base import Ctx, const_value, fail, rule, to_tensor
 from .memory import _pointer
 from .shape import broadcast_all
@@ -53,9 +53,16 @@ def _operand(ctx: Ctx, v: Any, elem: DType, name: str, what: str) -> Tensor:
     return cast(ctx, t, elem)
 
 
+def _writable(ptr: Tensor, what: str) -> Tensor:
+    if is_const_pointer(ptr):
+        fail("TLXC-TYPE-001", f"{what} writes through a constant pointer (the kernel parameter is annotated tl.const)",
+             "drop the tl.const annotation of the parameter")
+    return ptr
+
+
 def _rmw(ctx: Ctx, kind: str, pointer: Any, val: Any, mask: Any, sem: Any, scope: Any) -> Tensor:
     what = f"tl.atomic_{kind}"
-    ptr = _pointer(pointer, what)
+    ptr = _writable(_pointer(pointer, what), what)
     elem = _element(ptr, RMW_TYPES[kind], what)
     s, c = _sem_scope(sem, scope, what)
     v = _operand(ctx, val, elem, "val", what)
@@ -86,7 +93,7 @@ for _kind in RMW_TYPES:
 @rule("atomic_cas")
 def atomic_cas(ctx: Ctx, pointer: Any, cmp: Any, val: Any, sem: Any = None, scope: Any = None) -> Tensor:
     what = "tl.atomic_cas"
-    ptr = _pointer(pointer, what)
+    ptr = _writable(_pointer(pointer, what), what)
     elem = _element(ptr, CAS_TYPES, what)
     s, c = _sem_scope(sem, scope, what)
     cm = _operand(ctx, cmp, elem, "cmp", what)

@@ -8,7 +8,7 @@ from ...ir import ops
 from ...ir.types import DType, PointerType
 from ..block_ptr import BlockPointer
 from ..values import Tensor, describe, unwrap
-from .arith import cast, to_bool
+from .arith import cast, is_const_pointer, to_bool
 from .base import Ctx, const_value, constant, fail, rule, to_tensor
 from .block_ptr import pointers_and_mask
 from .shape import broadcast_all, broadcast_shapes, broadcast_to_shape
@@ -130,6 +130,9 @@ def store(ctx: Ctx, pointer: Any, value: Any, mask: Any = None, boundary_check: 
     elif unwrap(boundary_check) not in ((), [], None):
         fail("TLXC-TYPE-001", "boundary_check applies to block pointers (tl.make_block_ptr); use a mask")
     ptr = _pointer(pointer, "tl.store")
+    if is_const_pointer(ptr):
+        fail("TLXC-TYPE-001", "Cannot store to a constant pointer (the kernel parameter is annotated tl.const)",
+             "drop the tl.const annotation of the parameter, or store through another pointer")
     elem = ptr.dtype.pointee
     value = unwrap(value)
     v = constant(ctx, value, elem) if not isinstance(value, Tensor) else value

@@ -74,6 +74,9 @@ class KernelFacts:
 
     num_warps: int
     frames: list[Frame] = field(default_factory=list)
+    # the IR values that are read-only pointers: `tl.const` parameters and pointer
+    # arithmetic on them (by id; the values live as long as the module being built)
+    const_pointers: set[int] = field(default_factory=set)
 
 
 KERNEL: ContextVar[KernelFacts | None] = ContextVar("tlxc_kernel_facts", default=None)
