@@ -13,6 +13,7 @@ import pytest
 
 import tlxc
 import tlxc.language as tl
+import tlxc.tlx as tlx
 
 
 @tlxc.jit
@@ -472,3 +473,18 @@ def test_a_const_pointer_does_not_merge_with_a_writable_one(load_kernels: Any, h
     with pytest.raises(tlxc.CompilationError) as info:
         m.merge.compile("*fp32,*fp32,*fp32,i1", {"HOW": how}, arch="sm_90a")
     assert message in info.value.error_message and info.value.code in ("TLXC-TYPE-001", "TLXC-TYPE-002")
+
+
+@tlxc.jit
+def warps_per_task(out):
+    with tlx.async_tasks():
+        with tlx.async_task("default"):
+            tl.store(out, tl.extra.cuda.num_warps())
+        with tlx.async_task(num_warps=2):
+            tl.store(out + 1, tl.extra.cuda.num_threads())
+
+
+def test_num_warps_inside_an_async_task_is_the_tasks() -> None:
+    out = np.zeros(2, np.int32)
+    warps_per_task.interpret[(1,)](out, num_warps=4)
+    assert out.tolist() == [4, 64]

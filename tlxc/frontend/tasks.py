@@ -128,7 +128,7 @@ class TaskMixin(_Base):
             with_node = tasks[p.spec_index][0]
             block = Block()
             self.scope = dict(livein)
-            facts.frames.append(Frame(p.replica))
+            facts.frames.append(Frame(p.replica, num_warps=p.record["num_warps"]))
             try:
                 with self.builder.at_end(block):
                     self.visit_block(with_node.body)

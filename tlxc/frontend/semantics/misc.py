@@ -66,22 +66,21 @@ def globaltimer(ctx: Ctx) -> Tensor:
 
 @rule("cuda.num_warps")
 def num_warps(ctx: Ctx) -> int:
-    return _kernel_warps("num_warps")
+    return _kernel_warps()
 
 
 @rule("cuda.num_threads")
 def num_threads(ctx: Ctx) -> int:
-    return _kernel_warps("num_threads") * 32
+    return _kernel_warps() * 32
 
 
-def _kernel_warps(name: str) -> int:
+def _kernel_warps() -> int:
     from .tlx_tasks import kernel_facts
 
     facts = kernel_facts()
-    if facts.frames:
-        fail("TLXC-CALL-002", f"tl.extra.cuda.{name}() inside an async task is not supported yet",
-             "call it outside the async tasks, or use the task's num_warps")
-    return facts.num_warps
+    # inside a warp-specialized task: the task's own warps, as in Triton
+    inner = next((f.num_warps for f in reversed(facts.frames) if f.num_warps is not None), None)
+    return facts.num_warps if inner is None else inner
 
 
 @rule("device_print")

@@ -65,6 +65,7 @@ class Frame:
 
     replica: int
     inline: bool = False
+    num_warps: int | None = None  # the task's warps (None: the kernel's, for an inline task)
 
 
 @dataclass
