@@ -167,15 +167,17 @@ class ControlFlowMixin(_Base):
         if types_of(a) != types_of(b):
             raise self.error(node, "TLXC-TYPE-002", "the branches return different types: "
                              f"{describe_types(types_of(a))} and {describe_types(types_of(b))}")
-        self._same_constness(node, a, b)
+        self._same_constness(node, a, b, _RETURNS_BOTH)
         self.ret = self._build_if(node, c, blocks, [a, b])
         _keep_constness(a, self.ret)
         self.returned = True
 
-    def _same_constness(self, node: ast.AST, a: Any, b: Any) -> None:
-        if _constness(a) != _constness(b):  # Triton's wording: a tl.const pointer is another type
-            raise self.error(node, "TLXC-TYPE-002", "Return type mismatch: the function returns a tl.const "
-                             "pointer on one path and a writable pointer on another", "annotate both pointers alike")
+    def _same_constness(self, node: ast.AST, a: Any, b: Any, what: str) -> None:
+        """A tl.const pointer and a writable one are different types where a runtime
+        condition joins them (``what``: Triton's wording for the join, with ours)."""
+        if _constness(a) != _constness(b):
+            raise self.error(node, "TLXC-TYPE-002", f"{what} a tl.const pointer on one path and a writable pointer "
+                             "on the other", "annotate both pointers alike")
 
     # Copying the statements after an ``if`` into both of its branches is exponential when
     # both branches may fall through to them and they hold such ifs again (``if c: if d:
@@ -230,7 +232,7 @@ class ControlFlowMixin(_Base):
         if types_of(value) != types_of(carried):
             raise self.error(node, "TLXC-TYPE-002", "the function returns different types on different paths: "
                              f"{describe_types(types_of(carried))} and {describe_types(types_of(value))}")
-        self._same_constness(node, carried, value)
+        self._same_constness(node, carried, value, _RETURNS_BOTH)
         return value
 
     def _placeholder(self, v: Any) -> Any:
@@ -363,11 +365,8 @@ class ControlFlowMixin(_Base):
                                      f"{describe_types(types_of(a))} and {describe_types(types_of(b))}")
                 raise self.error(node, "TLXC-TYPE-002", f"'{name}' is {describe_types(types_of(a))} after the "
                                  f"then-branch but {describe_types(types_of(b))} after the else-branch")
-            if _constness(a) != _constness(b):  # Triton's wording: a tl.const pointer is another type
-                what = "Return type mismatch: the function returns" if name == _RETVAL else \
-                    f"Mismatched type for {name}: it is"
-                raise self.error(node, "TLXC-TYPE-002", f"{what} a tl.const pointer on one path and a writable "
-                                 "pointer on the other", "annotate both pointers alike")
+            self._same_constness(node, a, b, _RETURNS_BOTH if name == _RETVAL else f"Mismatched type for {name}: "
+                                 "it is")
             yields[0].append(a)
             yields[1].append(b)
         result = self._build_if(node, c, blocks, [tuple(yields[0]), tuple(yields[1])])
@@ -397,10 +396,7 @@ class ControlFlowMixin(_Base):
         if types_of(a) != types_of(b):
             raise self.error(node, "TLXC-TYPE-002", f"the two sides have different types: "
                              f"{describe_types(types_of(a))} and {describe_types(types_of(b))}")
-        if _constness(a) != _constness(b):
-            raise self.error(node, "TLXC-TYPE-002", "Ternary expression with dynamic condition has inconsistent "
-                             "type: a tl.const pointer on one side and a writable pointer on the other",
-                             "annotate both pointers alike")
+        self._same_constness(node, a, b, "Ternary expression with dynamic condition has inconsistent type:")
         out = self._build_if(node, c, blocks, [a, b])
         _keep_constness(a, out)
         return out
@@ -684,7 +680,7 @@ class ControlFlowMixin(_Base):
         self.builder.create(ops.YieldOp, handles)
 
 
-__all__ = ["ControlFlowMixin", "CompilationError"]
+_RETURNS_BOTH = "Return type mismatch: the function returns"
 
 
 def _constness(v: Any) -> tuple[bool, ...]:
@@ -700,3 +696,5 @@ def _keep_constness(before: Any, after: Any) -> None:
         if id(was) in read_only:
             read_only.add(id(now))
 
+
+__all__ = ["ControlFlowMixin", "CompilationError"]

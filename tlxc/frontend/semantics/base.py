@@ -17,10 +17,11 @@ from ...ir import ops
 from ...ir.builder import Builder
 from ...ir.types import DType, Kind, PointerType, TileType, Type, float32, float64, int1, int32, int64, uint32, uint64
 from ...ir.types import with_shape as _with_shape
+from ...language.core import TRITON_MAX_TENSOR_NUMEL
 from ..values import Tensor, describe, unwrap
 
 RULES: dict[str, Callable[..., Any]] = {}
-MAX_TILE_ELEMENTS = 1 << 20
+MAX_TILE_ELEMENTS = TRITON_MAX_TENSOR_NUMEL  # Triton's limit, which kernels can read as tl.TRITON_MAX_TENSOR_NUMEL
 
 
 def rule(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -58,10 +58,7 @@ def sum_(ctx: Ctx, input: Any, axis: Any = None, keep_dims: Any = False, dtype: 
     t = as_tile(input, "tl.sum")
     if isinstance(t.dtype, DType):
         acc = sum_dtype(t.dtype, dtype)
-        if acc.kind == Kind.BOOL:  # dtype=tl.int1: i1 addition wraps, a sum is the parity
-            total = _reduce(ctx, cast(ctx, t, int32), axis, keep_dims, "xor_sum", "tl.sum")
-            return cast(ctx, total, acc)
-        if acc != t.dtype:
+        if acc != t.dtype:  # (dtype=tl.int1: the values as i1, summed as _reduce_axis sums i1)
             t = cast(ctx, t, acc)
     return _reduce(ctx, t, axis, keep_dims, "sum", "tl.sum")
 

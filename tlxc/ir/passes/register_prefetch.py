@@ -70,20 +70,13 @@ def slots(p: Plan[ops.LoadOp], max_bytes: int) -> int:
     ring = sum(buffer_type(ld.result.type, 0).nbytes for ld in p.loads)
     # a tile stored inside the loop (a flattened persistent kernel's epilogue) is converted
     # to its store layout through LDS scratch while the ring is live: leave room for it
-    scratch = max([_tile_bytes(op.value.type) for op in p.loop.walk()
+    scratch = max([op.value.type.numel * op.value.type.scalar.itemsize for op in p.loop.walk()
                    if isinstance(op, ops.StoreOp) and isinstance(op.value.type, TileType)
                    and len(op.value.type.shape) >= 2], default=0)
     for n in (SLOTS, 1):
         if others + n * ring + scratch <= max_bytes:
             return n
     return 0
-
-
-def _tile_bytes(t: TileType) -> int:
-    n = 1
-    for d in t.shape:
-        n *= d
-    return n * max(8, t.scalar.bits) // 8
 
 
 def _prefetch(b: Builder, p: Plan[ops.LoadOp], m: dict[int, Value], valid: Value) -> list[Value]:
