@@ -6,7 +6,8 @@ naming it. ``with tlxc.knobs.compilation.scope(): ...`` restores a group's knobs
 Honoured: ``cache.dir`` (the on-disk cache's folder: ``TLXC_CACHE_DIR``),
 ``compilation.always_compile`` (launches never read compiled variants from disk; they
 still store them), ``runtime.interpret`` (``TLXC_INTERPRET``), ``autotuning.print``
-(``TLXC_PRINT_AUTOTUNING``). Refused unless default: the ``nvidia`` group's compiler
+(``TLXC_PRINT_AUTOTUNING``), ``language.default_fp_fusion`` (a launch's
+``enable_fp_fusion`` when it gives none). Refused unless default: the ``nvidia`` group's compiler
 features (automatic warp specialization, automatic TMA...), ``runtime.override_arch``
 (give ``arch=`` to ``kernel.compile`` or ``kernel.warmup`` instead) and
 ``compilation.instrumentation_mode``.
@@ -31,9 +32,10 @@ class _Group:
     _env: dict[str, str] = {}
     _flags: tuple[str, ...] = ()  # env knobs whose value is a bool
     _refused: dict[str, tuple[Any, str]] = {}
+    _defaults: dict[str, Any] = {}  # knobs kept here, with their defaults
 
     def __init__(self) -> None:
-        object.__setattr__(self, "_values", {})
+        object.__setattr__(self, "_values", dict(self._defaults))
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -116,6 +118,11 @@ class _Autotuning(_Group):
     _flags = ("print",)
 
 
+class _Language(_Group):
+    _name = "language"
+    _defaults = {"default_fp_fusion": True}  # a launch's enable_fp_fusion when it gives none
+
+
 class _Nvidia(_Group):
     _name = "nvidia"
     _refused = {name: (default, _NO_AUTO) for name, default in (
@@ -128,6 +135,7 @@ cache = _Cache()
 compilation = _Compilation()
 runtime = _Runtime()
 autotuning = _Autotuning()
+language = _Language()
 nvidia = _Nvidia()
 
 

@@ -239,3 +239,20 @@ def test_enable_fp_fusion(load_kernels: Any, fusion: bool) -> None:
     with pytest.raises(CompilationError) as ei:
         m.mul_add.compile("*fp32", {}, arch="sm_90a", enable_fp_fusion="no")
     _refused(ei, "enable_fp_fusion", "must be True or False")
+
+
+def test_default_fp_fusion_knob_picks_the_variant_of_a_launch_that_does_not_say(load_kernels: Any,
+                                                                                fake_driver: Any) -> None:
+    m = load_kernels(MUL_ADD)
+    x = FakeTensor(128)
+    m.mul_add[(1,)](x)
+    m.mul_add[(1,)](x)  # now on the fast path
+    with tlxc.knobs.language.scope():
+        tlxc.knobs.language.default_fp_fusion = False
+        m.mul_add[(1,)](x)  # the knob is part of the fast path's key: a variant of its own
+        assert len(m.mul_add.cache) == 2
+        fused = [ck for ck in m.mul_add.cache.values() if "mul.rn.f32" not in ck.asm["ptx"]]
+        assert len(fused) == 1
+        m.mul_add[(1,)](x, enable_fp_fusion=True)  # a launch that says wins over the knob
+        assert len(m.mul_add.cache) == 2
+    assert tlxc.knobs.language.default_fp_fusion is True

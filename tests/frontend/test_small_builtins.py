@@ -6,6 +6,8 @@ does not have yet, which say so (TLXC-NAME-002)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -95,6 +97,15 @@ def test_every_triton_name_is_there_or_says_not_yet(name: str) -> None:
             getattr(tl, name)
     else:
         assert getattr(tl, name) is not None
+
+
+def test_every_triton_name_resolves_in_a_fresh_process() -> None:
+    # a submodule (tl.standard, tl.random) must not depend on another test having imported it
+    code = ("import tlxc.language as tl\n"
+            f"for n in {sorted(set(TRITON_TL_NAMES) - tl.NOT_YET)!r}:\n"
+            "    assert getattr(tl, n) is not None, n\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
 
 
 @pytest.mark.parametrize("name", sorted(tl.NOT_YET))

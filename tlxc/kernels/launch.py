@@ -78,6 +78,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
+from .. import knobs
 from ..errors import CompilationError, TlxcError, clean
 from ..frontend.callsite import caller_location
 from ..frontend.specialize import spec_of
@@ -525,7 +526,8 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
         return launcher._launch((*args, *more), kwargs)
 
     ns: dict[str, Any] = {
-        "__M": _MISSING, "__fast_get": kernel._fast.get, "__PTR": _POINTER_TYPES, "__big": spec_of,
+        "__M": _MISSING, "__KNOBS": knobs.language._values,
+        "__fast_get": kernel._fast.get, "__PTR": _POINTER_TYPES, "__big": spec_of,
         "__other": _other_key, "__same": _globals_same, "__grid3": _grid3, "__slow": slow,
         "__TlxcError": TlxcError, "__clean": clean, "__LF": lambda fn: Launcher(kernel, fn, False),
         # builtins under names no parameter can take (a kernel may have one called ``type``)
@@ -565,6 +567,8 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
                      f"    __k{i}, __d{i} = __other({n}, {spec})"]
         slots += [f"__t{i}", f"__k{i}", f"__d{i}"]
     rest = [n for n in params if n in kernel.constexpr_params] + [o for o in _KEY_OPTIONS if o in opts]
+    # knobs that change a variant when a launch does not say (knobs.language.default_fp_fusion)
+    rest.append("__KNOBS['default_fp_fusion']")
     key_code.append(f"__key = {tup(slots + rest + ['False'])}")
     if kinds is not None:
         spec_slots = []

@@ -169,8 +169,11 @@ def compile_options(given: dict[str, Any], arch: str, loc: Any) -> CompileOption
         raise _fail("ctas_per_cga", f"clusters are not supported on {arch} by tlxc", loc)
     if arch.startswith("gfx") and cooperative:
         raise _fail("launch_cooperative_grid", f"cooperative launches are not supported on {arch} by tlxc", loc)
-    fusion = given.get("enable_fp_fusion", True)
-    fusion = True if fusion is None else fusion
+    fusion = given.get("enable_fp_fusion")
+    if fusion is None:
+        from .. import knobs
+
+        fusion = knobs.language.default_fp_fusion
     if not isinstance(fusion, bool):
         raise _fail("enable_fp_fusion", f"must be True or False, got {fusion!r}", loc)
     waves = given.get("waves_per_eu", 0)

@@ -66,10 +66,12 @@ def __getattr__(name: str):  # noqa: ANN202
         from . import random
 
         return getattr(random, name)
-    if name == "extra":  # tl.extra.cuda.libdevice & co; importing it needs the whole tlxc package
+    if name in ("extra", "standard", "random"):
+        # submodules loaded on first use (tl.extra.cuda.libdevice & co need the whole tlxc
+        # package); Triton's tl names them too
         import importlib
 
-        return importlib.import_module(__name__ + ".extra")
+        return importlib.import_module(__name__ + "." + name)
     if name in _STANDARD:
         from . import standard
 
