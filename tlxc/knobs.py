@@ -66,7 +66,10 @@ class _Group:
                                        f"tlxc: {why}", None, f"leave it at {default!r}")
             return
         if name in self._values:
+            changed = self._values[name] != value
             self._values[name] = value
+            if changed:
+                self._changed()
             return
         raise AttributeError(f"tlxc.knobs.{self._name} has no knob '{name}' (tlxc has {', '.join(self._known())})")
 
@@ -86,8 +89,14 @@ class _Group:
                     os.environ.pop(var, None)
                 else:
                     os.environ[var] = v
+            changed = self._values != saved
             self._values.clear()
             self._values.update(saved)
+            if changed:
+                self._changed()
+
+    def _changed(self) -> None:
+        """Called when one of the knobs kept here changed."""
 
 
 _NO_AUTO = "tlxc has no automatic warp specialization or compiler-chosen TMA; write them with tlx"
@@ -121,6 +130,12 @@ class _Autotuning(_Group):
 class _Language(_Group):
     _name = "language"
     _defaults = {"default_fp_fusion": True}  # a launch's enable_fp_fusion when it gives none
+
+    def _changed(self) -> None:
+        # the fast paths' keys hold the launch's options, not this default
+        from .kernels.launch import forget_fast_paths
+
+        forget_fast_paths()
 
 
 class _Nvidia(_Group):

@@ -23,6 +23,7 @@ from tlxc.ir.passes import (
     ir_dumper,
     loop_unroll,
     multi_cta,
+    reassociate_pointers,
     run_pipeline,
 )
 from tlxc.ir.passes.options import DEFAULT_OPTIONS
@@ -43,7 +44,8 @@ return
 def test_the_pipeline_is_one_named_list() -> None:
     assert [name for name, _ in CANONICALIZE] == ["fold", "cse", "dce"]
     assert TILE_PIPELINE == [("multi-cta", multi_cta.run), ("flatten-loops", flatten_loops.run),
-                             ("loop-unroll", loop_unroll.run), ("canonicalize", CANONICALIZE)]
+                             ("loop-unroll", loop_unroll.run), ("reassociate-pointers", reassociate_pointers.run),
+                             ("canonicalize", CANONICALIZE)]
 
 
 def test_canonicalize_runs_to_a_fixed_point() -> None:
@@ -78,7 +80,8 @@ def test_a_fixed_point_is_a_fixed_point() -> None:
 def test_timings_are_recorded_per_pass() -> None:
     timings: dict[str, float] = {}
     run_pipeline(parse(kernel(NEEDS_TWO_ROUNDS, ARGS)), PassOptions(), timings=timings)
-    assert set(timings) == {"multi-cta", "flatten-loops", "loop-unroll", "fold", "cse", "dce"}
+    assert set(timings) == {"multi-cta", "flatten-loops", "loop-unroll", "reassociate-pointers", "fold", "cse",
+                            "dce"}
     assert all(isinstance(t, float) and t >= 0.0 for t in timings.values())
     report = format_timings(timings)
     assert "fold" in report and "total" in report
@@ -94,10 +97,11 @@ def test_dump_hook_sees_every_pass_before_and_after() -> None:
 
     run_pipeline(parse(kernel(NEEDS_TWO_ROUNDS, ARGS)), None, dump=dump)
     one_round = [(w, n) for n in ("fold", "cse", "dce") for w in ("before", "after")]
-    # multi-cta, flatten-loops and loop-unroll first (no loop they apply to: nothing to
+    # multi-cta, flatten-loops, loop-unroll and reassociate-pointers first (no loop they apply to: nothing to
     # do), then canonicalize: round 1 changes the IR, round 2 folds x - x, round 3 finds
     # nothing new
-    firsts = [(w, n) for n in ("multi-cta", "flatten-loops", "loop-unroll") for w in ("before", "after")]
+    firsts = [(w, n) for n in ("multi-cta", "flatten-loops", "loop-unroll", "reassociate-pointers")
+              for w in ("before", "after")]
     assert calls == firsts + one_round * 3
     assert texts[0] == kernel(NEEDS_TWO_ROUNDS, ARGS)
 

@@ -76,9 +76,9 @@ import functools
 import linecache
 import os
 import sys
+import weakref
 from typing import TYPE_CHECKING, Any, Callable
 
-from .. import knobs
 from ..errors import CompilationError, TlxcError, clean
 from ..frontend.callsite import caller_location
 from ..frontend.specialize import spec_of
@@ -288,10 +288,22 @@ class FastTable(dict):
     def __init__(self) -> None:
         super().__init__()
         self.hot: list[Any] = [None]  # one list for the table's life: the generated code holds it
+        _TABLES[id(self)] = self
 
     def clear(self) -> None:
         super().clear()
         self.hot[0] = None
+
+
+_TABLES: "weakref.WeakValueDictionary[int, FastTable]" = weakref.WeakValueDictionary()
+
+
+def forget_fast_paths() -> None:
+    """Empty every kernel's fast table: a knob that decides variants without being part of
+    a launch's key (``knobs.language.default_fp_fusion``) changed, so each next launch
+    takes the slow path, which reads it."""
+    for table in list(_TABLES.values()):
+        table.clear()
 
 
 def remember(kernel: "KernelFunction", key: tuple, loaded: Any, ck: Any, runtime: list[Any]) -> None:
@@ -526,8 +538,7 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
         return launcher._launch((*args, *more), kwargs)
 
     ns: dict[str, Any] = {
-        "__M": _MISSING, "__KNOBS": knobs.language._values,
-        "__fast_get": kernel._fast.get, "__PTR": _POINTER_TYPES, "__big": spec_of,
+        "__M": _MISSING, "__fast_get": kernel._fast.get, "__PTR": _POINTER_TYPES, "__big": spec_of,
         "__other": _other_key, "__same": _globals_same, "__grid3": _grid3, "__slow": slow,
         "__TlxcError": TlxcError, "__clean": clean, "__LF": lambda fn: Launcher(kernel, fn, False),
         # builtins under names no parameter can take (a kernel may have one called ``type``)
@@ -567,8 +578,6 @@ def make_fast_launch(kernel: "KernelFunction", kinds: tuple[str, ...] | None = N
                      f"    __k{i}, __d{i} = __other({n}, {spec})"]
         slots += [f"__t{i}", f"__k{i}", f"__d{i}"]
     rest = [n for n in params if n in kernel.constexpr_params] + [o for o in _KEY_OPTIONS if o in opts]
-    # knobs that change a variant when a launch does not say (knobs.language.default_fp_fusion)
-    rest.append("__KNOBS['default_fp_fusion']")
     key_code.append(f"__key = {tup(slots + rest + ['False'])}")
     if kinds is not None:
         spec_slots = []

@@ -471,6 +471,9 @@ def addptr(e: Emitter, op: Operation) -> None:
     # base + immediate only for vector accesses: with one load per element, ptxas hoists
     # every load once their addresses are that cheap, and spills the loaded values
     vectors = access.pointer_vector_width(e.axis, op.result, size, e.target.max_vector_bytes) > 1
+    # a 32-bit offset that differs per element, for vector accesses (a splat offset is
+    # scaled once and added; with one load per element see above)
+    widen = vectors and off_t.bits == 32 and not isinstance(op.offset.owner, ops.SplatOp)
 
     def body(a: list[Reg]) -> Reg:
         p, off = a
@@ -485,6 +488,9 @@ def addptr(e: Emitter, op: Operation) -> None:
                 pb = based[p.name, base.name] = e.fn.reg("b64")
                 e.fn.emit(f"add.s64 {pb}, {p}, {scaled[base.name]}")
             e.fn.emit(f"add.s64 {d}, {pb}, {c * size}")
+            return d
+        if widen:  # one widening multiply-add: ptxas makes it a LEA pair, off the FMA pipe
+            e.fn.emit(f"mad.wide.{'s' if off_t.kind == Kind.INT else 'u'}32 {d}, {off}, {size}, {p}")
             return d
         if off.name not in scaled:
             scaled[off.name] = _byte_offset(e, off, off_t, size)

@@ -24,7 +24,7 @@ from typing import Callable, Iterable, TextIO, Union
 from ...errors import CompilationError, InternalCompilerError
 from ..core import Location, Operation, VerificationError, edit_count
 from ..printer import print_ir
-from . import cse, dce, flatten_loops, fold, loop_unroll, multi_cta
+from . import cse, dce, flatten_loops, fold, loop_unroll, multi_cta, reassociate_pointers
 from .options import DEFAULT_OPTIONS, PassOptions
 from .rewrite import tagged_op
 
@@ -43,6 +43,7 @@ TILE_PIPELINE: list[Entry] = [
     ("multi-cta", multi_cta.run),  # tl.range(multi_cta=True): split over the cluster, sums combined
     ("flatten-loops", flatten_loops.run),  # tl.range(flatten=True): a loop nest fused into one loop
     ("loop-unroll", loop_unroll.run),  # tl.range(loop_unroll_factor=F): the body F times
+    ("reassociate-pointers", reassociate_pointers.run),  # (base + row) + col -> (base + col) + row in loops
     ("canonicalize", CANONICALIZE),
 ]
 
