@@ -55,10 +55,14 @@ def event_ms(fn: Callable[[], None], reps: int = 20) -> float:
 
 
 def alternate(fns: dict[str, Callable[[], None]], rounds: int) -> dict[str, float]:
+    """Median of each provider over ``rounds`` rounds; each round starts with the next
+    provider, so that none always runs right after the same one (after cuDNN's kernels, the
+    clocks are lower for a while)."""
     times: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(rounds):
-        for k, fn in fns.items():
-            times[k].append(event_ms(fn))
+    order = list(fns)
+    for r in range(rounds):
+        for k in order[r % len(order):] + order[:r % len(order)]:
+            times[k].append(event_ms(fns[k]))
     return {k: statistics.median(v) for k, v in times.items()}
 
 
