@@ -242,11 +242,13 @@ class ArgPlan:
     descriptor parameter its swizzle (``apply_tma_params``). ``global_scratch`` adds the
     hidden trailing pointer to the launch's global scratch (packed after the arguments).
     ``descriptor_fields`` passes descriptors as their fields (``Param.fields``: AMD).
+    ``print_buffer`` adds the hidden trailing pointer to the buffer of ``tl.device_print``
+    records of an AMD kernel (runtime/device_print.py).
     """
 
     def __init__(self, params: Sequence[Any] | Mapping[str, Any] | str, names: Sequence[str] | None = None,
                  tma_params: Sequence[Mapping[str, Any]] | None = None, global_scratch: bool = False,
-                 descriptor_fields: bool = False) -> None:
+                 descriptor_fields: bool = False, print_buffer: bool = False) -> None:
         if isinstance(params, Mapping):
             names, params = list(params.keys()), list(params.values())
         elif isinstance(params, str):
@@ -273,7 +275,10 @@ class ArgPlan:
             fmt += p.format
             off += p.size
         self.global_scratch = bool(global_scratch)
-        if self.global_scratch:  # the hidden pointer: a u64 slot after the arguments
+        self.print_buffer = bool(print_buffer)
+        if self.global_scratch and self.print_buffer:
+            raise ValueError("a kernel takes one hidden pointer: global scratch (NVIDIA) or a print buffer (AMD)")
+        if self.hidden_pointer:  # a u64 slot after the arguments
             pad = -off % 8
             fmt += "x" * pad + "Q"
             offsets.append(off + pad)
@@ -303,6 +308,12 @@ class ArgPlan:
         return buf, ctypes.addressof(ptrs)
 
     @property
+    def hidden_pointer(self) -> bool:
+        """Whether a launch packs a pointer after the arguments (global scratch or the
+        device_print buffer)."""
+        return self.global_scratch or self.print_buffer
+
+    @property
     def names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.params)
 
@@ -314,7 +325,7 @@ class ArgPlan:
         return len(self.params)
 
     def __repr__(self) -> str:
-        hidden = ", (global scratch)" if self.global_scratch else ""
+        hidden = ", (global scratch)" if self.global_scratch else ", (print buffer)" if self.print_buffer else ""
         return "ArgPlan(" + ", ".join(f"{p.name}: {p}" for p in self.params) + hidden + ")"
 
     # -- the slow path: full checks with messages --------------------------------------------------
@@ -596,7 +607,7 @@ class ArgPlan:
         ns: dict[str, Any] = {"_ARG_ERRORS": ARG_ERRORS, "_diagnose": lambda args: self.diagnose(args, device),
                               "_buf": self.buffer}
         lines, values = self.emit(ns, device)
-        values += ["0"] if self.global_scratch else []  # no scratch here: a null pointer
+        values += ["0"] if self.hidden_pointer else []  # no scratch or print buffer here: a null pointer
         body = lines + ([f"_pack_into(_buf, 0, {', '.join(values)})"] if values else [])
         src = "def pack(args):\n    try:\n" + "".join(f"        {ln}\n" for ln in body)
         src += "    except _ARG_ERRORS:\n        _diagnose(args)\n        raise\n"

@@ -302,6 +302,36 @@ def stream_object(handle: int) -> Any:
     return None if handle == 0 else handle
 
 
+# -- device memory (the device_print buffer: runtime/device_print.py) ------------------------------
+
+def malloc(nbytes: int) -> int:
+    """The address of ``nbytes`` of new device memory (``hipMalloc``)."""
+    make_current()
+    return int(call("hipMalloc", nbytes, detail=f"allocating {nbytes} bytes"))
+
+
+def free(address: int) -> None:
+    call("hipFree", address)
+
+
+def copy_to_device(address: int, data: bytes) -> None:
+    """Write ``data`` at device ``address`` (``hipMemcpyHtoD``, synchronous)."""
+    src = ctypes.create_string_buffer(data, len(data))
+    call("hipMemcpyHtoD", address, src, len(data))
+
+
+def copy_from_device(address: int, nbytes: int) -> bytes:
+    """``nbytes`` read from device ``address`` (``hipMemcpyDtoH``, synchronous)."""
+    dst = ctypes.create_string_buffer(nbytes)
+    call("hipMemcpyDtoH", dst, address, nbytes)
+    return dst.raw
+
+
+def stream_synchronize(stream: Any) -> None:
+    """Wait for the work queued on ``stream`` (a launch's ``st``: None is the null stream)."""
+    call("hipStreamSynchronize", stream)
+
+
 # -- the kernarg buffer and launching ---------------------------------------------------------------
 
 class KernargSlot:
@@ -433,6 +463,8 @@ def check_kernarg_layout(plan: Any, layout: KernargLayout, kernel: str) -> None:
     offsets = tuple(plan.offsets[: len(plan.params)])
     if plan.global_scratch:
         raise ValueError(f"kernel '{kernel}': AMD kernels take no hidden global scratch pointer")
+    if plan.print_buffer:  # an explicit parameter of the code object, after the user's
+        sizes, offsets = sizes + (8,), tuple(plan.offsets)
     if offsets != layout.offsets or sizes != layout.sizes:
         rows = "\n".join(f"  {p.name} ({p}): packed at {o} ({s} bytes), code object {lo} ({ls} bytes)"
                          for p, o, s, lo, ls in zip(plan.params, offsets, sizes, layout.offsets, layout.sizes))

@@ -77,9 +77,15 @@ class LoadedKernel:
         need = self.metadata.get("global_scratch") or {}
         self.scratch_bytes = int(need.get("size", 0))  # per program
         self.scratch_align = int(need.get("align", 128))
+        # tl.device_print on AMD: the sites of the records the kernel writes (runtime/device_print.py)
+        self.print_sites: list[dict[str, Any]] = list(self.metadata.get("device_print") or ())
+        self._prints: Any = None  # its PrintBuffer, made at the first launch
         self.plan = arg_plan if isinstance(arg_plan, ArgPlan) else \
             ArgPlan(arg_plan, arg_names, tma_params, global_scratch=self.scratch_bytes > 0,
-                    descriptor_fields=self._descriptor_fields)
+                    descriptor_fields=self._descriptor_fields, print_buffer=bool(self.print_sites))
+        if self.plan.print_buffer != bool(self.print_sites):
+            raise ValueError(f"kernel '{name}': metadata['device_print'] and the argument plan's print buffer "
+                             "disagree; make the ArgPlan with print_buffer=True exactly when the kernel prints")
         if self.plan.global_scratch != (self.scratch_bytes > 0):
             raise ValueError(f"kernel '{name}': metadata['global_scratch'] asks for {self.scratch_bytes} bytes per "
                              f"program but the argument plan {'has' if self.plan.global_scratch else 'lacks'} the "
@@ -215,7 +221,7 @@ class LoadedKernel:
         """The loaded function's native trusted (or, with ``guarded``, guarded) launch,
         which knows nothing of global scratch or cooperative launches: None for those, or
         where the API cannot make one."""
-        if self.scratch_bytes or self.cooperative:
+        if self.scratch_bytes or self.cooperative or self.print_sites:
             return None
         return self._api.trusted_launch(self.function, self.block, self.shared_bytes, self.plan,
                                         alive=ctypes.addressof(self._alive), **guarded)
@@ -224,6 +230,8 @@ class LoadedKernel:
         self._alive.value = 0
         if self.module is not None:
             self._api.unload_module(self.module)
+        if self._prints is not None:
+            self._prints.free()
         self.module = self.function = None
         self.launch = self._first_launch
         self.launch_trusted = self._not_trusted
@@ -258,6 +266,12 @@ class LoadedKernel:
             ns["_scratch"] = self._scratch
             arg_lines = arg_lines + ["scr, ps = _scratch(gx * gy * gz, stream)"]
             values = values + ["ps"]
+        after: list[str] = []
+        if self.print_sites:  # the record buffer, reset before and read after the launch
+            ns["_print_buffer"] = self._print_buffer
+            arg_lines = arg_lines + ["prints = _print_buffer()", "pb = prints.begin()"]
+            values = values + ["pb"]
+            after = ["if not r:", "    prints.end(st)"]
         call, make_config = api.launch_code(self.function, self.block, self.shared_bytes, self.cluster_dims,
                                             self.cooperative, ns)
         if values or make_config is not None:
@@ -286,7 +300,7 @@ class LoadedKernel:
                    "    else:", "        gx, = g3", "        gy = gz = 1"]
             if self.ctas_per_program != 1:
                 src.append(f"    gx *= {self.ctas_per_program}")
-            tail = ["    except _ARG_ERRORS:", "        return -1", "    return r"]
+            tail = ["    except _ARG_ERRORS:", "        return -1"] + ["    " + ln for ln in after] + ["    return r"]
         else:
             src = ["def launch(grid, args, stream=None):"]
             if self.cluster_dims is None:
@@ -299,7 +313,7 @@ class LoadedKernel:
             else:  # cluster launches always check that the grid holds whole clusters
                 src += ["    g = _grid(grid, args)", "    if g is None:", "        return", "    gx, gy, gz = g"]
             tail = ["    except _ARG_ERRORS:", "        _diagnose(grid, args)", "        raise",
-                    "    if r:", "        _fail(r, gx, gy, gz, grid, args, stream)"]
+                    "    if r:", "        _fail(r, gx, gy, gz, grid, args, stream)"] + ["    " + ln for ln in after]
         src += ["    if stream is None:",  # PyTorch's current stream once it is imported, else the default
                 "        stream = _default_stream() if 'torch' in _modules else 0",
                 "    try:", "        st = _streams[stream]", "    except (KeyError, TypeError):",
@@ -321,6 +335,14 @@ class LoadedKernel:
             return None, 0  # nothing runs
         handle = stream if type(stream) is int else self._api.stream_handle(stream)
         return scratch.allocate(programs * self.scratch_bytes, self.scratch_align, handle, self.name)
+
+    def _print_buffer(self) -> Any:
+        """The kernel's device_print record buffer (runtime/device_print.py)."""
+        if self._prints is None:
+            from .device_print import PrintBuffer
+
+            self._prints = PrintBuffer(self._api, self.print_sites, self.name)
+        return self._prints
 
     def _stream_object(self, stream: Any) -> Any:
         obj = self._api.stream_object(self._api.stream_handle(stream))

@@ -37,7 +37,8 @@ class LaunchSpec:
     ``kernarg``: AMD's kernel-argument layout from the code object's metadata.
     ``ctas_per_program``: Triton's ``num_ctas`` -- the grid counts programs and each is a
     cluster of this many CTAs along x (``cluster_dims`` is then ``(n, 1, 1)``), so the
-    launch's x is the grid's times ``n``."""
+    launch's x is the grid's times ``n``. ``device_print``: an AMD kernel's print sites
+    (runtime/device_print.py); the runtime then passes the record buffer last."""
 
     name: str
     arch: str
@@ -54,6 +55,7 @@ class LaunchSpec:
     scratch_align: int = DEFAULT_SCRATCH_ALIGN
     kernarg: dict[str, Any] | None = field(default=None, compare=False)
     ctas_per_program: int = 1
+    device_print: tuple[dict[str, Any], ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         if self.cluster_dims is not None:
@@ -84,6 +86,8 @@ class LaunchSpec:
             meta["shared"] = self.shared_bytes
             if self.kernarg is not None:
                 meta["kernarg"] = self.kernarg
+            if self.device_print:
+                meta["device_print"] = [dict(s) for s in self.device_print]
         return meta
 
     def to_json(self) -> dict[str, Any]:
@@ -95,6 +99,7 @@ class LaunchSpec:
         for k in ("signature", "arg_names", "params"):
             d[k] = tuple(d.get(k) or ())
         d["tma_params"] = tuple(dict(t) for t in d.get("tma_params") or ())
+        d["device_print"] = tuple(dict(t) for t in d.get("device_print") or ())
         if d.get("cluster_dims") is not None:
             d["cluster_dims"] = tuple(d["cluster_dims"])
         return cls(**d)

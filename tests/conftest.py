@@ -159,6 +159,10 @@ class FakeHip:
         self.functions: list[str] = []
         self.launches: list[dict[str, Any]] = []
         self.results: list[int] = []
+        # device memory (hipMalloc): base address -> bytes; ``on_launch(fake, launch)``
+        # plays the kernel's part (writes what it would write, e.g. device_print records)
+        self.memory: dict[int, bytearray] = {}
+        self.on_launch: Any = None
 
     def _ok(self, *values: Any) -> tuple:
         return (self.hipError_t.hipSuccess, *values)
@@ -201,6 +205,39 @@ class FakeHip:
     def hipModuleUnload(self, module: Any) -> tuple:
         return self._ok()
 
+    def hipMalloc(self, size: int) -> tuple:
+        address = 0x7F00_0000_0000 + 0x1000_0000 * len(self.memory)
+        self.memory[address] = bytearray(size)
+        return self._ok(address)
+
+    def hipFree(self, address: int) -> tuple:
+        del self.memory[address]
+        return self._ok()
+
+    def at(self, address: int, size: int) -> tuple[bytearray, int]:
+        """The allocation holding ``size`` bytes at ``address``, and the offset in it."""
+        for base, buf in self.memory.items():
+            if base <= address and address + size <= base + len(buf):
+                return buf, address - base
+        raise AssertionError(f"no device memory at 0x{address:x} ({size} bytes)")
+
+    def hipMemcpyHtoD(self, dst: int, src: Any, size: int) -> tuple:
+        import ctypes
+
+        buf, off = self.at(dst, size)
+        buf[off:off + size] = ctypes.string_at(ctypes.addressof(src), size)
+        return self._ok()
+
+    def hipMemcpyDtoH(self, dst: Any, src: int, size: int) -> tuple:
+        import ctypes
+
+        buf, off = self.at(src, size)
+        ctypes.memmove(dst, bytes(buf[off:off + size]), size)
+        return self._ok()
+
+    def hipStreamSynchronize(self, stream: Any) -> tuple:
+        return self._ok()
+
     def hipModuleLaunchKernel(self, f: Any, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shared: int,
                               stream: Any, kernel_params: Any, extra: Any) -> tuple:
         import ctypes
@@ -219,6 +256,8 @@ class FakeHip:
             return (self.hipError_t.hipErrorInvalidValue,)
         self.launches.append({"function": f, "grid": (gx, gy, gz), "block": (bx, by, bz), "shared": shared,
                               "stream": stream, "kernargs": data})
+        if self.on_launch is not None:
+            self.on_launch(self, self.launches[-1])
         return (self.hipError_t(self.results.pop(0) if self.results else 0),)
 
 

@@ -351,7 +351,8 @@ class CompiledKernel:
                           tuple(dict(t) for t in m.get("tma_params", ())), int(scratch.get("size", 0)),
                           int(scratch.get("align", DEFAULT_SCRATCH_ALIGN)),
                           kernarg_layout(self.asm["amdgcn"], m["name"]).to_json() if amd else None,
-                          ctas_per_program=self.options.num_ctas)
+                          ctas_per_program=self.options.num_ctas,
+                          device_print=tuple(dict(s) for s in m.get("device_print", ())))
 
     @property
     def func(self) -> Operation:
@@ -426,3 +427,5 @@ def _amd(ck: CompiledKernel, timings: dict[str, float]) -> None:
                        agprs=res.agprs, sgprs=res.sgprs, lds=res.lds_bytes, scratch=res.scratch_bytes,
                        vgpr_spills=res.vgpr_spills, sgpr_spills=res.sgpr_spills,
                        waves_per_eu=ck.options.waves_per_eu, sched_strategy=res.sched_strategy)
+    if kernel.print_sites:
+        ck.metadata["device_print"] = [dict(s) for s in kernel.print_sites]

@@ -189,7 +189,10 @@ def test_non_ascii_prefix_and_python_print_keywords() -> None:
     assert err.code == "TLXC-CALL-002" and "sep" in str(err)
 
 
-def test_amd_targets_refuse_device_print_at_the_users_line() -> None:
-    err = _error(print_1d, "*i32", arch="gfx942", BLOCK=128)
-    assert err.code == "TLXC-TLX-006" and "tl.device_print" in str(err) and "gfx942" in str(err)
-    assert 'tl.device_print("x", x)' in str(err)
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950", "gfx1250"])
+def test_amd_targets_print_through_a_record_buffer(arch: str) -> None:
+    """On AMD the print becomes records in a buffer passed last (tests/runtime/test_device_print_amd.py)."""
+    ck = print_1d.compile("*i32", constants={"BLOCK": 128}, arch=arch)
+    ck.asm["amdgcn"]
+    assert ck.metadata["params"][-1] == "printbuf"
+    assert [s["kind"] for s in ck.metadata["device_print"]] == ["i"]

@@ -65,9 +65,6 @@ NVIDIA_ONLY: tuple[type[Operation], ...] = (
     # ownership rule (ir/ops/warp.py) would need a wave-size variant first
     ops.VoteBallotOp, ops.WarpReduxOp,
     ops.InlineAsmOp,  # its text is PTX
-    # tl.device_print: the AMD code generator has no printf yet (it needs the HIP runtime's
-    # hostcall buffer, which the launcher does not set up)
-    ops.PrintOp,
     ops.SpecialRegisterOp,  # tl.extra.cuda's smid / globaltimer (tl.extra.hip's are not there yet)
 )
 # Named barriers and fences are the AMD code generator's own to judge (``amdgpu/lower_sync``):

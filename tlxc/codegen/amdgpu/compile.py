@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
+from ...ir import ops
 from ...ir.analysis.axis_analysis import analyze
 from ...ir.passes import smem_alloc
 from ...ir.passes.options import PassOptions
@@ -22,7 +23,7 @@ from ...ir.passes.pipeline import TILE_PIPELINE, run_pipeline
 from ...ir.types import DType, Kind, PointerType, TensorDescType
 from .emitter import Emitter
 from .isa import TRIPLE
-from .llvm import I8, I32, LDS_AS, VOID, value_type
+from .llvm import GLOBAL_PTR, I8, I32, LDS_AS, VOID, value_type
 from .pipeline import PIPELINE
 from .target_info import AmdTargetInfo, target_info
 
@@ -37,6 +38,9 @@ class AmdKernel:
     wave_size: int
     lds_bytes: int
     params: tuple[str, ...]  # kernel argument types in order ("ptr", "i32", "f32", "i8" for bool...)
+    # tl.device_print's sites (runtime/device_print.py); the kernel then takes the record
+    # buffer as a last parameter ("printbuf" in params)
+    print_sites: tuple[dict, ...] = ()
 
 
 def param_type(t: DType | PointerType | TensorDescType) -> tuple[str, ir.Type]:
@@ -76,6 +80,9 @@ def emit(module, info: AmdTargetInfo, timings: dict[str, float] | None = None, w
     threads = num_warps * target.wave_size  # check-target refused more than a work-group holds
     args = func.body.args
     params = [param_type(a.type) for a in args]
+    prints = any(isinstance(op, ops.PrintOp) for op in func.walk())
+    if prints:
+        params.append(("printbuf", GLOBAL_PTR))
     llmod = ir.Module(name=name)
     llmod.triple = TRIPLE
     fn = ir.Function(llmod, ir.FunctionType(VOID, [ty for _, ty in params]), name=name)
@@ -87,7 +94,8 @@ def emit(module, info: AmdTargetInfo, timings: dict[str, float] | None = None, w
     lds.linkage = "internal"
     lds.align = LDS_ALIGN
     e = Emitter(llmod, fn, builder, target, num_warps, axis=analyze(func), smem=plan,
-                scratch_offset=plan.scratch_offset, lds=lds, entry=entry)
+                scratch_offset=plan.scratch_offset, lds=lds, entry=entry,
+                print_buffer=fn.args[-1] if prints else None)
     for a, (kind, _), arg in zip(args, params, fn.args):
         v = arg
         if isinstance(a.type, DType) and a.type.kind == Kind.BOOL:  # passed as a byte; i8/u8 stay integers
@@ -105,7 +113,8 @@ def emit(module, info: AmdTargetInfo, timings: dict[str, float] | None = None, w
     text = _with_kernel_attributes(str(llmod), name, threads, waves_per_eu)
     if timings is not None:
         timings["emit-llir"] = time.perf_counter() - t0
-    return AmdKernel(name, text, num_warps, target.wave_size, total, tuple(kind for kind, _ in params))
+    return AmdKernel(name, text, num_warps, target.wave_size, total, tuple(kind for kind, _ in params),
+                     tuple(e.print_sites))
 
 
 def _with_kernel_attributes(text: str, name: str, threads: int, waves_per_eu: int = 0) -> str:

@@ -69,6 +69,9 @@ class Emitter:
     scratch_bytes: int = 0
     lds: ir.GlobalVariable | None = None
     entry: ir.Block | None = None  # the function's first block: per-kernel values are computed there
+    # tl.device_print: the record buffer (the last parameter) and the sites written so far
+    print_buffer: ir.Value | None = None
+    print_sites: list[dict[str, Any]] = field(default_factory=list)
     _special: dict[str, ir.Value] = field(default_factory=dict)
     _coords: dict[tuple[LinearLayout, int], ir.Value | int] = field(default_factory=dict)
     _dead: Any = None  # the buffers' live ranges, for ``dead_window`` (``codegen.dead_window``)

@@ -24,6 +24,7 @@ from . import (  # noqa: F401  (importing a lowering module registers its rules)
     lower_indexing,
     lower_math,
     lower_memory,
+    lower_print,
     lower_reduce,
     lower_reduce_combine,
     lower_scan,
