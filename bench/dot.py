@@ -38,20 +38,22 @@ ATTN_CONFIG = (128, 64, 8, 3)  # BLOCK_M, BLOCK_N, num_warps, num_stages
 
 
 def event_ms(fn: Callable[[], None], reps: int = 20) -> float:
-    """Median milliseconds of ``fn`` by CUDA events, over ``reps`` calls after a warm-up."""
+    """Median milliseconds of ``fn`` by CUDA events, over ``reps`` calls after a warm-up.
+    The calls are queued behind an untimed one and each other (no synchronization between
+    them), so that the host's launch time -- torch's dispatch, Triton's launcher, tlxc's --
+    is not part of the figure, only the kernel's."""
     import torch
 
     fn()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+    fn()  # in flight while the timed calls are queued
+    for s, e in events:
         s.record()
         fn()
         e.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times)
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in events)
 
 
 def alternate(fns: dict[str, Callable[[], None]], rounds: int) -> dict[str, float]:

@@ -50,9 +50,13 @@ FP8_CONFIGS = [  # the same, for fp8 e4m3 (B given as B^T, a bf16 result)
 
 
 def timed(fn: Callable[[], None], reps: int) -> float:
+    """Milliseconds per call of ``reps`` back-to-back calls. One untimed call runs first, so
+    that the timed ones are queued behind it: the time of the host's launch (which differs
+    between providers: torch's dispatch, Triton's, tlxc's) is then not in the figure."""
     import torch
 
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    fn()
     start.record()
     for _ in range(reps):
         fn()
