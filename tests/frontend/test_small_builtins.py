@@ -499,3 +499,36 @@ def test_num_warps_inside_an_async_task_is_the_tasks() -> None:
     out = np.zeros(2, np.int32)
     warps_per_task.interpret[(1,)](out, num_warps=4)
     assert out.tolist() == [4, 64]
+
+
+WHILE_CONDITION = """
+@tlxc.jit
+def triangle(out, n):
+    i = 0
+    acc = 0
+    while tl.condition(i < n, disable_licm=True):
+        acc += i
+        i += 1
+    tl.store(out, acc)
+
+@tlxc.jit
+def misused(out, n):
+    if tl.condition(n > 0):
+        tl.store(out, 1)
+"""
+
+
+def test_while_tl_condition_is_the_loops_condition(load_kernels: Any) -> None:
+    m = load_kernels(WHILE_CONDITION)
+    for n in (0, 1, 10):
+        out = np.zeros(1, np.int32)
+        m.triangle.interpret[(1,)](out, n)
+        assert out[0] == n * (n - 1) // 2
+    assert "while" in m.triangle.compile("*i32,i32", arch="sm_90a").asm["ir"]
+
+
+def test_tl_condition_outside_a_while_is_refused_at_its_line(load_kernels: Any) -> None:
+    m = load_kernels(WHILE_CONDITION)
+    with pytest.raises(tlxc.CompilationError, match="is the condition of a while loop") as ei:
+        m.misused.compile("*i32,i32", arch="sm_90a")
+    assert "if tl.condition(n > 0):" in str(ei.value)

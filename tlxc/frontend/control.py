@@ -27,6 +27,7 @@ from ..language import core as tl
 from .scope import contains_return, describe_types, has_tensor, same_constant, types_of
 from .semantics import arith
 from .semantics.base import constant, is_number, to_tensor
+from .semantics.misc import WhileCondition
 from .semantics.tlx_tasks import kernel_facts
 from .values import Tensor, describe, flatten, is_constexpr, unwrap
 
@@ -544,7 +545,7 @@ class ControlFlowMixin(_Base):
         self.scope = dict(livein)
         self._bind_carried(carried, rebuilds, before.args)
         with self.builder.at_end(before):
-            cond = self.visit(node.test)
+            cond = self._while_condition(node.test)
             if is_constexpr(cond):
                 if cond:
                     raise self.error(node.test, "TLXC-SYNTAX-001", "a while loop whose condition is always true "
@@ -595,10 +596,15 @@ class ControlFlowMixin(_Base):
         self.scope = livein
         self._bind_carried(carried, rebuilds, Block([h.type for h in init_handles]).args)
 
+    def _while_condition(self, test: ast.expr) -> Any:
+        """A while loop's condition, unwrapped from ``tl.condition(c, disable_licm)``."""
+        cond = self.visit(test)
+        return cond.value if isinstance(cond, WhileCondition) else cond
+
     def _constant_false_condition(self, test: ast.expr, livein: dict[str, Any]) -> bool:
         self.scope = dict(livein)
         with self.builder.at_end(Block()):
-            cond = self.visit(test)
+            cond = self._while_condition(test)
         self.scope = livein
         return is_constexpr(cond) and not cond
 

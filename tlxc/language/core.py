@@ -260,6 +260,8 @@ range = _b("range", "A loop range with pipelining and unrolling hints.")  # noqa
 static_range = _b("static_range", "A loop range unrolled at compile time.")
 map_elementwise = _b("map_elementwise", "Apply a scalar @jit function to every element of tiles.")
 static_assert = _b("static_assert", "Compile-time assertion.")
+condition = _b("condition", "``while tl.condition(c, disable_licm=False):`` -- Triton's wrapper of a while loop's "
+               "condition; tlxc moves no code out of while loops, so disable_licm changes nothing.")
 static_print = _b("static_print", "Print at compile time.")
 device_assert = _b("device_assert", "Runtime assertion.")
 device_print = _b("device_print", "Print values at run time, element by element, with program id and index.")

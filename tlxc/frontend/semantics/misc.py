@@ -83,6 +83,24 @@ def _kernel_warps() -> int:
     return facts.num_warps if inner is None else inner
 
 
+class WhileCondition:
+    """What ``tl.condition(c, disable_licm)`` gives: the condition of the ``while`` it heads
+    (``frontend/control.py`` unwraps it there and nowhere else)."""
+
+    def __init__(self, value: Any, disable_licm: bool) -> None:
+        self.value, self.disable_licm = value, disable_licm
+
+    def __bool__(self) -> bool:
+        fail("TLXC-CALL-002", "tl.condition(...) is the condition of a while loop; it has no truth value elsewhere",
+             "write the condition itself here, or use tl.condition as `while tl.condition(c):`")
+        return False  # not reached
+
+@rule("condition")
+def condition(ctx: Ctx, arg1: Any, disable_licm: Any = False) -> WhileCondition:
+    """``tl.condition(c, disable_licm=False)``: Triton's wrapper of a while loop's condition."""
+    return WhileCondition(arg1, const_value(disable_licm, "tl.condition's disable_licm", (bool,)))
+
+
 @rule("device_print")
 def device_print(ctx: Ctx, prefix: Any, *args: Any, hex: Any = False) -> None:
     """``tl.device_print(prefix, *args, hex=False)`` (and ``print(prefix, *args)``): each
