@@ -372,7 +372,7 @@ def compile_kernel(kernel: "KernelDef", specs: dict[str, ArgSpec], constants: di
     it is asked for (see the module doc)."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    module, used, callees = build_module(kernel, specs, constants, options.num_warps)
+    module, used, callees = build_module(kernel, specs, constants, options.num_warps, options.arch)
     for func in module.funcs:  # type: ignore[attr-defined]
         if options.num_ctas > 1:  # one program per cluster: not TLX's clusters of programs
             func.attrs["num_ctas"] = options.num_ctas

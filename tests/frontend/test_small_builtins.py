@@ -6,6 +6,7 @@ does not have yet, which say so (TLXC-NAME-002)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from typing import Any
@@ -532,3 +533,30 @@ def test_tl_condition_outside_a_while_is_refused_at_its_line(load_kernels: Any) 
     with pytest.raises(tlxc.CompilationError, match="is the condition of a while loop") as ei:
         m.misused.compile("*i32,i32", arch="sm_90a")
     assert "if tl.condition(n > 0):" in str(ei.value)
+
+
+TARGET_INFO = """
+from tlxc.language.target_info import cuda_capability_geq, is_hip
+
+@tlxc.jit
+def which(out):
+    if tl.target_info.is_cuda():
+        tl.store(out, 1 + 10 * cuda_capability_geq(9, 0) + 100 * cuda_capability_geq(10, 0))
+    if is_hip():
+        tl.store(out, 2 + 10 * tl.target_info.is_hip_cdna3() + 100 * tl.target_info.is_hip_cdna4())
+"""
+
+
+@pytest.mark.parametrize("arch, code", [("sm_90a", 11), ("sm_100a", 111), ("gfx942", 12), ("gfx950", 102),
+                                        ("gfx1250", 2)])
+def test_target_info_answers_for_the_target_compiled_for(load_kernels: Any, arch: str, code: int) -> None:
+    m = load_kernels(TARGET_INFO)
+    ir = m.which.compile("*i32", arch=arch).asm["ir"]
+    assert re.findall(r"constant \{value = (\d+)\} : i32", ir) == [str(code)]
+
+
+def test_target_info_in_the_interpreter_is_sm_90a(load_kernels: Any) -> None:
+    m = load_kernels(TARGET_INFO)
+    out = np.zeros(1, np.int32)
+    m.which.interpret[(1,)](out)
+    assert out[0] == 11

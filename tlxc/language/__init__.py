@@ -26,7 +26,7 @@ SHORT_NAME = "tl"  # how kernels spell this module (in messages)
 # yet", rather than an unknown name (the frontend's attribute lookup reads the NOT_YET of
 # any tlxc library module)
 NOT_YET: frozenset[str] = frozenset({
-    "constexpr_type", "float8e4b15", "target_info", "tensor_descriptor_type",
+    "constexpr_type", "float8e4b15", "tensor_descriptor_type",
     "tuple_type", "void",
 })
 
@@ -66,7 +66,7 @@ def __getattr__(name: str):  # noqa: ANN202
         from . import random
 
         return getattr(random, name)
-    if name in ("extra", "standard", "random"):
+    if name in ("extra", "standard", "random", "target_info"):
         # submodules loaded on first use (tl.extra.cuda.libdevice & co need the whole tlxc
         # package); Triton's tl names them too
         import importlib

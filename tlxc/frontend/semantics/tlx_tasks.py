@@ -71,10 +71,11 @@ class Frame:
 @dataclass
 class KernelFacts:
     """What the frontend knows about the kernel being built that the IR does not say
-    while its blocks are still detached: its warp count."""
+    while its blocks are still detached: its warp count and target."""
 
     num_warps: int
     frames: list[Frame] = field(default_factory=list)
+    arch: str = "sm_90a"  # the target being compiled for (tl.target_info answers from it)
     # the IR values that are read-only pointers: `tl.const` parameters and pointer
     # arithmetic on them (by id; the values live as long as the module being built)
     const_pointers: set[int] = field(default_factory=set)
