@@ -93,11 +93,13 @@ def test_vadd_torch(vadd_cubin: bytes) -> None:
     # no stream given: PyTorch's current stream, as in Triton
     s = torch.cuda.Stream()
     out2 = torch.zeros_like(x)
+    s.wait_stream(torch.cuda.current_stream())  # the zeros (and x, y) are made on the default stream
     with torch.cuda.stream(s):
         k((cdiv(n, 128),), (x, y, out2, n))
     s.synchronize()
     torch.testing.assert_close(out2, x + y)
     out3 = torch.zeros_like(x)
+    s.wait_stream(torch.cuda.current_stream())
     k((cdiv(n, 128),), (x, y, out3, n), stream=s)  # a torch.cuda.Stream object
     s.synchronize()
     torch.testing.assert_close(out3, x + y)
