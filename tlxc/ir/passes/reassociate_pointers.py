@@ -13,8 +13,8 @@ type and scaled by the element size before it is added -- so the order of the ad
 changes no address (it is not the ``i32`` sum of the two offsets, which could wrap).
 
 Where the accesses do not vectorize, ``base + col`` before the loop is a 64-bit pointer per
-element; on examples/attention.py with unaligned pointers that left sm_90a's register count
-as it was (127 and 167, ptxas) and took 2-4% of the instructions off the gfx targets' code.
+element; on examples/attention.py with unaligned pointers that left the register count
+as it was on NVIDIA (127 and 167, ptxas) and took 2-4% of the instructions off the AMD targets' code.
 
 Expects: the tile IR (in ``TILE_PIPELINE``, after loop unrolling, before canonicalization, which
 cleans up after it), before software pipelining (the pipeliner then clones the loop's part
