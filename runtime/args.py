@@ -105,7 +105,8 @@ class Param:
         if self.kind == "ptr":
             return f"*{self.dtype}" + (f":{self.align}" if self.align > 1 else "")
         if self.kind == "tensordesc":
-            return f"tensordesc<{self.dtype}[{','.join(str(b) for b in self.block)}]>"
+            return (f"tensordesc<{self.dtype}[{','.join(str(b) for b in self.block)}]>"
+                    + (f":{self.divisibility}" if self.divisibility > 1 else ""))
         return self.dtype + (f":{self.divisibility}" if self.divisibility > 1 else "")
 
     def describe(self, index: int) -> str:
@@ -114,7 +115,7 @@ class Param:
 
 # a host TMA descriptor parameter, Triton's spelling: tensordesc<fp16[64, 64]> (the compiler's
 # signatures read it with this too)
-TENSORDESC = re.compile(r"tensordesc\s*<\s*(\w+)\s*\[([\d,\s]*)\]\s*>")
+TENSORDESC = re.compile(r"tensordesc\s*<\s*(\w+)\s*\[([\d,\s]*)\]\s*>(?::(\d+))?")
 
 
 def parse_param(entry: Any, name: str) -> Param:
@@ -172,7 +173,7 @@ def _parse_tensordesc(text: str, name: str) -> Param:
         tma.check_block_shape(block)
     except ValueError as e:
         raise ValueError(f"parameter '{name}' ({text}): {e}") from None
-    return Param(name, "tensordesc", dtype, block=block)
+    return Param(name, "tensordesc", dtype, block=block, divisibility=int(m.group(3) or 1))
 
 
 def split_signature(text: str) -> list[str]:
@@ -463,6 +464,10 @@ class ArgPlan:
         if getattr(d, "padding", "zero") != "zero":
             raise LaunchError(f"{what}: padding={d.padding!r}: on AMD GPUs descriptors are read through pointers "
                               "and pad with zeros only", i, p.name)
+        if p.divisibility > 1 and any(x % p.divisibility for x in shape):
+            raise LaunchError(f"{what}: shape {list(shape)} is not all multiples of {p.divisibility}, but this variant "
+                              f"was specialized on sizes divisible by {p.divisibility}; compile a variant without "
+                              f"':{p.divisibility}'", i, p.name)
         return struct.pack(f"<Q{2 * rank}i", address, *shape, *strides)
 
     def descriptor_encoder(self, i: int, device: int) -> Callable[[Any], bytes]:

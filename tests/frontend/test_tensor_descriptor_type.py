@@ -332,9 +332,17 @@ def test_host_descriptors_compile_for_amd(arch: str) -> None:
     asm = ck.asm["amdgcn"]
     assert "{ptr addrspace(1), i32, i32, i32, i32}" in ck.asm["llir"]
     # the sizes are run-time values with no divisibility known, so the bounds masks keep
-    # the accesses per element (the in-kernel form above, with n_cols:16, vectorizes)
+    # the accesses per element
     assert "global_load" in asm and "global_store" in asm, asm
     assert ck.metadata["params"][:2] == ("tensordesc", "tensordesc")
+    # sizes specialized as multiples of 16 (what a launch with such sizes compiles): whole
+    # 16-byte vectors, and fewer registers
+    even = _softmax_rows.compile(_HOST.replace("tensordesc<fp16[64,64]>", "tensordesc<fp16[64,64]>:16"), _CONSTS,
+                                 arch=arch)
+    load, store = ("global_load_b128", "global_store_b128") if arch == "gfx1250" else \
+        ("global_load_dwordx4", "global_store_dwordx4")
+    assert load in even.asm["amdgcn"] and store in even.asm["amdgcn"] and load not in asm
+    assert even.metadata["vgprs"] < ck.metadata["vgprs"]
 
 
 @pytest.mark.gpu

@@ -137,7 +137,7 @@ def test_host_descriptor_arguments(load_kernels: Any) -> None:
     desc = tlxc.TensorDescriptor.from_tensor(a, [16, 16])
     ck = k.interpret[(1,)](desc, x, 3)
     np.testing.assert_array_equal(x, np.arange(16) + 3)
-    assert str(ck.signature["d"]) == "tensordesc<fp16[16,16]>"
+    assert str(ck.signature["d"]) == "tensordesc<fp16[16,16]>:16"
     memory, values = bind_arguments(ck.func, [desc, x, 3])
     d = values[0]
     assert d == DescriptorValue(base_address(0), (64, 32), (32, 1), (16, 16), np.dtype(np.float16), "zero")

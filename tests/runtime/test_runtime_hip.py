@@ -452,3 +452,28 @@ def test_descriptor_fields_refused(fake_hip: Any, load_kernels: Any, change: dic
         if "TLXC-TOOL-001" in str(e):
             pytest.skip(str(e).splitlines()[0])
         raise
+
+
+def test_descriptor_sizes_that_are_multiples_of_16_get_a_vectorized_variant(fake_hip: Any, load_kernels: Any) -> None:
+    """A descriptor whose sizes are all multiples of 16 is specialized as
+    ``tensordesc<...>:16`` (as an ``i32:16``): the kernel's bounds checks then hold for
+    whole vectors (16-byte loads and stores); other sizes take the per-element variant."""
+    mod = load_kernels(COPY_DESC)
+    try:
+        even = mod.copy_desc[(2,)](_descriptor(0x7F0000040000, [128, 32], [32, 1]),
+                                   _descriptor(0x7F0000050000, [128, 32], [32, 1]), BM=64)
+    except CompilationError as e:
+        if "TLXC-TOOL-001" in str(e):
+            pytest.skip(str(e).splitlines()[0])
+        raise
+    odd = mod.copy_desc[(2,)](_descriptor(0x7F0000040000, [100, 32], [32, 1]),
+                              _descriptor(0x7F0000050000, [100, 32], [32, 1]), BM=64)
+    assert str(even.signature["src"]) == "tensordesc<fp16[64,32]>:16"
+    assert str(odd.signature["src"]) == "tensordesc<fp16[64,32]>"
+    assert "global_load_dwordx4" in even.asm["amdgcn"] and "global_store_dwordx4" in even.asm["amdgcn"]
+    assert "global_load_dwordx4" not in odd.asm["amdgcn"]
+    # the variant's promise is checked at launch, as an int's divisibility is
+    loaded = AmdLoadedKernel.from_spec(even.asm["hsaco"], even.launch_spec)
+    with pytest.raises(LaunchError, match=r"not all multiples of 16"):
+        loaded((2, 1, 1), (_descriptor(0x7F0000040000, [100, 32], [32, 1]),
+                           _descriptor(0x7F0000050000, [128, 32], [32, 1])))

@@ -75,7 +75,12 @@ def test_names_and_fields() -> None:
     d = tlxc.TensorDescriptor(t, [128, 64], [64, 1], [1, 1])  # a dummy block, fixed later as tutorials do
     assert (d.base, d.shape, d.strides, d.block_shape, d.padding) == (t, [128, 64], [64, 1], [1, 1], "zero")
     d.block_shape = [64, 32]
+    # every size a multiple of 16: specialized as such (AMD reads whole vectors then)
+    assert str(spec_of(d, True)) == "tensordesc<fp16[64,32]>:16"
+    assert str(spec_of(d, False)) == "tensordesc<fp16[64,32]>"
+    d.shape = [128, 40]
     assert str(spec_of(d, True)) == "tensordesc<fp16[64,32]>"
+    d.shape = [128, 64]
     assert "shape [128, 64]" in repr(d) and "block_shape=[64, 32]" in repr(d)
 
 
@@ -146,7 +151,7 @@ def test_bad_signatures(text: str, message: str) -> None:
 
 def test_spec_of_numpy_descriptor() -> None:
     d = tlxc.TensorDescriptor.from_tensor(np.zeros((64, 64), np.float32), [32, 16])
-    assert spec_of(d, True) == ArgSpec(TensorDescType((32, 16), float32))
+    assert spec_of(d, True) == ArgSpec(TensorDescType((32, 16), float32), 16)
     d.block_shape = [32, 12]
     with pytest.raises(SemanticError, match="power of two"):
         spec_of(d, True)
@@ -157,6 +162,9 @@ def test_spec_of_numpy_descriptor() -> None:
 def test_parse_param() -> None:
     p = parse_param("tensordesc<fp16[64, 64]>", "a")
     assert p == Param("a", "tensordesc", "fp16", block=(64, 64))
+    assert parse_param("tensordesc<fp16[64,64]>:16", "a") == Param("a", "tensordesc", "fp16", block=(64, 64),
+                                                                 divisibility=16)
+    assert str(parse_param("tensordesc<fp16[64,64]>:16", "a")) == "tensordesc<fp16[64,64]>:16"
     assert str(p) == "tensordesc<fp16[64,64]>" and parse_param(str(p), "a") == p
     assert (p.size, p.alignment, p.format) == (128, 64, "128s")
     assert split_signature("*fp32, tensordesc<bf16[64,64]>,i32") == ["*fp32", "tensordesc<bf16[64,64]>", "i32"]

@@ -45,7 +45,8 @@ class ArgSpec:
     def __str__(self) -> str:
         t = self.type
         if isinstance(t, TensorDescType):  # Triton's spelling, without its spaces
-            return f"tensordesc<{t.element.sig_name}[{','.join(str(d) for d in t.block_shape)}]>"
+            return (f"tensordesc<{t.element.sig_name}[{','.join(str(d) for d in t.block_shape)}]>"
+                    + (f":{self.divisibility}" if self.divisibility > 1 else ""))
         base = f"*{t.pointee.sig_name}" if isinstance(t, PointerType) else t.sig_name  # type: ignore[union-attr]
         return base + (f":{self.divisibility}" if self.divisibility > 1 else "")
 
@@ -70,7 +71,7 @@ def _parse_tensordesc(text: str) -> ArgSpec:
     if not 1 <= len(block) <= 5 or any(d < 1 or d & (d - 1) for d in block):
         raise SemanticError("TLXC-SIG-001", f"the block shape of {text!r} must have 1 to 5 dimensions, each a "
                             "positive power of two")
-    return ArgSpec(TensorDescType(block, elem))
+    return ArgSpec(TensorDescType(block, elem), int(m.group(3) or 1))
 
 
 def parse_type(text: str) -> ArgSpec:
@@ -251,7 +252,7 @@ def spec_of(arg: Any, specialize: bool) -> ArgSpec:
     if isinstance(arg, np.floating):
         return ArgSpec(from_numpy_dtype(arg.dtype))
     if _is_descriptor(arg):
-        return descriptor_spec(arg)
+        return descriptor_spec(arg, specialize)
     ptr = _data_pointer(arg)
     if ptr is not None:
         elem = _element_dtype(arg)
@@ -266,9 +267,12 @@ def _is_descriptor(arg: Any) -> bool:
     return hasattr(arg, "block_shape") and hasattr(arg, "base") and hasattr(arg, "strides")
 
 
-def descriptor_spec(arg: Any) -> ArgSpec:
+def descriptor_spec(arg: Any, specialize: bool = True) -> ArgSpec:
     """The ArgSpec of a host tensor descriptor: its block shape and element type (the
-    layout of the tensor it describes is encoded at launch, not compiled in)."""
+    layout of the tensor it describes is encoded at launch, not compiled in), and, as for
+    an integer, divisibility 16 when every size is a multiple of 16 (``tensordesc<...>:16``:
+    on AMD, where the kernel reads the descriptor's fields, its bounds checks then hold for
+    whole vectors; NVIDIA's TMA ignores it)."""
     try:
         block = tuple(int(d) for d in arg.block_shape)
     except (TypeError, ValueError):
@@ -277,4 +281,9 @@ def descriptor_spec(arg: Any) -> ArgSpec:
     if len(block) != len(arg.shape) or any(d < 1 or d & (d - 1) for d in block):
         raise SemanticError("TLXC-LAUNCH-003", f"the descriptor's block_shape {list(block)} must have one positive "
                             f"power of two per dimension of its shape {list(arg.shape)}")
-    return ArgSpec(TensorDescType(block, _element_dtype(arg.base)))
+    try:
+        sizes = [int(d) for d in arg.shape]
+    except (TypeError, ValueError):
+        sizes = [1]
+    divisible = specialize and all(d % ALIGN == 0 for d in sizes)
+    return ArgSpec(TensorDescType(block, _element_dtype(arg.base)), ALIGN if divisible else 1)

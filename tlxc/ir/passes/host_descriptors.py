@@ -15,9 +15,11 @@ turns the loads and stores of ``%d`` into masked pointer accesses, as it does fo
 ``tl.make_tensor_descriptor`` written in the kernel (so tutorial 09's TMA kernels run on
 AMD chips). The launch checks what TMA
 would (a 16-byte aligned base, the last stride 1, the other strides multiples of 16
-bytes), so the rebuilt descriptor says so (``multiple_of``, a constant last stride). The
-sizes carry no such promise, so the bounds masks keep the accesses per element (a
-descriptor made in the kernel from sizes specialized as multiples of 16 vectorizes).
+bytes), so the rebuilt descriptor says so (``multiple_of``, a constant last stride). A
+descriptor whose sizes are all multiples of 16 is specialized as ``tensordesc<...>:16``
+(the launch checks it, as for an ``i32:16``): its sizes are ``multiple_of`` 16 too, so the
+bounds masks hold for whole vectors and the accesses vectorize; without it they stay per
+element.
 The padding is zero: the launch refuses a descriptor made with
 ``padding="nan"`` for these targets.
 
@@ -41,7 +43,8 @@ from .options import PassOptions
 def run(module: Operation, options: PassOptions | None = None) -> Operation:
     for func in module.funcs:
         entry = func.body
-        for arg in entry.args:
+        divisibility = tuple(func.arg_divisibility) or (1,) * len(entry.args)
+        for arg, div in zip(entry.args, divisibility):
             t = arg.type
             if not isinstance(t, TensorDescType) or not arg.uses:
                 continue
@@ -51,6 +54,8 @@ def run(module: Operation, options: PassOptions | None = None) -> Operation:
                 unpack = b.create(ops.UnpackTensorDescOp, [arg], [PointerType(t.element)] + [int32] * (2 * rank))
                 fields: list[Value] = list(unpack.results)
                 base, sizes, strides = fields[0], fields[1:1 + rank], fields[1 + rank:]
+                if div > 1:  # tensordesc<...>:16: the launch checked that every size is a multiple
+                    sizes = [b.value(ops.MultipleOfOp, [s], int32, values=(div,)) for s in sizes]
                 # what the launch checks, as for TMA: a 16-byte aligned base, the last stride 1,
                 # the others multiples of 16 bytes -- so the accesses vectorize
                 base = b.value(ops.MultipleOfOp, [base], base.type, values=(16,))
