@@ -11,8 +11,11 @@ in one run, with cuBLAS / cuDNN (through torch) as the anchor.
 * compile: cold compile (a fresh cache) of one matmul config by each compiler, in seconds.
 
 Each figure is the median over rounds that alternate the providers (each round a
-``do_bench``-style median of CUDA-event timings), so that a shared machine's drift affects
-all alike. Every tlxc result is checked against torch before it is timed.
+``do_bench``-style median of CUDA-event timings, and each starting with the next
+provider), so that a shared machine's drift and the clocks after a heavy kernel affect all
+alike. The timed calls are queued behind an untimed one, so the host's launch time
+(torch's dispatch, Triton's launcher, tlxc's) is not in the figures. Every tlxc result is
+checked against torch before it is timed.
 
     python bench/dot.py [--only matmul|attention|compile] [--quick] [--json out.json]
 """

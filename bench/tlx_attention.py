@@ -4,7 +4,8 @@ with the cuDNN backend) and PyTorch's flash backend, side by side in one run.
 For fp16, head dim 128, batch 4 x 32 heads and each sequence length (4096, 8192 by
 default), causal and not, it times ``examples/hopper_fa_ws.py`` in a few configurations
 and the two SDPA backends, each as the median of CUDA-event timings over rounds that
-interleave the kernels, checks each result against cuDNN's, and prints TFLOP/s and the
+interleave the kernels (``tlx_gemm.timed``: each round starts with the next kernel, and no
+host launch time is in a figure), checks each result against cuDNN's, and prints TFLOP/s and the
 ratio to cuDNN (FLOPs: 4 B H N^2 D, half of it when causal).
 
     python bench/tlx_attention.py [--seqs 4096 8192] [--json out.json]

@@ -5,9 +5,10 @@ GEMM only) and size (4096^3, 8192^3 by default) it times the TMA + mbarrier GEMM
 (``examples/hopper_gemm_tma.py``) in a few tile configurations, the
 persistent warp-specialized GEMM (``examples/hopper_gemm_ws.py``), the cp.async
 GEMM (``examples/hopper_gemm_cp_async.py``) and ``torch.matmul``, each as the median of
-CUDA-event timings over several rounds (kernels interleaved per round so clocks and
-thermals hit all alike), checks each result against cuBLAS, and prints TFLOP/s and the
-ratio to cuBLAS.
+CUDA-event timings over several rounds (kernels interleaved per round, each round starting
+with the next one, so that clocks and thermals hit all alike; the timed calls queue behind
+an untimed one, so that no host launch time is in a figure), checks each result against
+cuBLAS, and prints TFLOP/s and the ratio to cuBLAS.
 
     python bench/tlx_gemm.py [--sizes 4096 8192] [--dtypes float16 bfloat16 float8_e4m3fn] [--json out.json]
 """
