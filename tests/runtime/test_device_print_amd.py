@@ -140,3 +140,28 @@ def test_the_lines_are_the_interpreters(load_kernels: Any, capfd: pytest.Capture
     data += b"".join(_record(1, (0, 0, 0), (i,), i) for i in range(16)) + _record(2, (0, 0, 0), (), None)
     lines, _ = format_records(sites, struct.pack("<QQ", len(data), len(data)) + data)
     assert lines == want
+
+
+KINDS = """
+@tlxc.jit
+def kinds(xh, xi8, xu16, xi64, BLOCK: tl.constexpr):
+    r = tl.arange(0, 16)[:, None]
+    c = tl.arange(0, BLOCK)[None, :]
+    h = tl.load(xh + r * BLOCK + c)
+    tl.device_print("v", h, tl.load(xi8 + c), tl.load(xu16 + c), tl.load(xi64 + c), r < 3, xh + c)
+    tl.device_print("x", h, tl.load(xi8 + c), tl.load(xi64 + c), hex=True)
+    tl.device_print("s", tl.program_id(0))
+"""
+
+
+def test_sites_describe_each_operands_type(load_kernels: Any) -> None:
+    m = load_kernels(KINDS)
+    ck = m.kinds.compile("*fp16:16,*i8:16,*u16:16,*i64:16", {"BLOCK": 128}, arch="gfx950")
+    ck.asm["hsaco"]  # links
+    sites = ck.metadata["device_print"]
+    assert [s["kind"] for s in sites] == ["f", "i", "u", "i", "i", "p", "x4", "x2", "x16", "i"]
+    assert [s["rank"] for s in sites] == [2] * 9 + [0]
+    # Triton's spelling of the prefix: a space before it, ": " after it when values follow
+    assert sites[0]["widths"] == [2, 3] and sites[0]["prefix"] == " v: (operand 0) "
+    assert sites[-1] == {"prefix": " s: ", "rank": 0, "kind": "i", "widths": []}
+    assert record_bytes(2, True) == 32 and record_bytes(0, True) == 24 and record_bytes(0, False) == 16
