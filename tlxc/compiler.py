@@ -80,6 +80,9 @@ class CompileOptions:
     # .rn forms, which ptxas does not contract into fma; the AMD code carries no contraction
     # flags either way)
     enable_fp_fusion: bool = True
+    # the input_precision of an fp32 tl.dot that gives none (knobs.language.fp32_default;
+    # None: Triton's default, "tf32" unless allow_tf32=False)
+    fp32_default: str | None = None
 
     def check(self, loc: Location | None) -> None:
         if self.arch not in TARGETS:
@@ -372,7 +375,8 @@ def compile_kernel(kernel: "KernelDef", specs: dict[str, ArgSpec], constants: di
     it is asked for (see the module doc)."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    module, used, callees = build_module(kernel, specs, constants, options.num_warps, options.arch)
+    module, used, callees = build_module(kernel, specs, constants, options.num_warps, options.arch,
+                                         options.fp32_default)
     for func in module.funcs:  # type: ignore[attr-defined]
         if options.num_ctas > 1:  # one program per cluster: not TLX's clusters of programs
             func.attrs["num_ctas"] = options.num_ctas

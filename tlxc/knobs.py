@@ -7,7 +7,8 @@ Honoured: ``cache.dir`` (the on-disk cache's folder: ``TLXC_CACHE_DIR``),
 ``compilation.always_compile`` (launches never read compiled variants from disk; they
 still store them), ``runtime.interpret`` (``TLXC_INTERPRET``), ``autotuning.print``
 (``TLXC_PRINT_AUTOTUNING``), ``language.default_fp_fusion`` (a launch's
-``enable_fp_fusion`` when it gives none). Refused unless default: the ``nvidia`` group's compiler
+``enable_fp_fusion`` when it gives none), ``language.fp32_default`` (an fp32 ``tl.dot``'s
+``input_precision`` when it gives none). Refused unless default: the ``nvidia`` group's compiler
 features (automatic warp specialization, automatic TMA...), ``runtime.override_arch``
 (give ``arch=`` to ``kernel.compile`` or ``kernel.warmup`` instead) and
 ``compilation.instrumentation_mode``.
@@ -129,7 +130,9 @@ class _Autotuning(_Group):
 
 class _Language(_Group):
     _name = "language"
-    _defaults = {"default_fp_fusion": True}  # a launch's enable_fp_fusion when it gives none
+    # a launch's enable_fp_fusion when it gives none; an fp32 tl.dot's input_precision when
+    # it gives none (None: "tf32", or "ieee" with allow_tf32=False)
+    _defaults: dict[str, Any] = {"default_fp_fusion": True, "fp32_default": None}
 
     def _changed(self) -> None:
         # the fast paths' keys hold the launch's options, not this default

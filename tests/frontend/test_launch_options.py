@@ -256,3 +256,37 @@ def test_default_fp_fusion_knob_picks_the_variant_of_a_launch_that_does_not_say(
         m.mul_add[(1,)](x, enable_fp_fusion=True)  # a launch that says wins over the knob
         assert len(m.mul_add.cache) == 2
     assert tlxc.knobs.language.default_fp_fusion is True
+
+
+FP32_DOT = """
+@tlxc.jit
+def mm(a, b, c):
+    r = tl.arange(0, 16)
+    x = tl.load(a + r[:, None] * 16 + r[None, :])
+    y = tl.load(b + r[:, None] * 16 + r[None, :])
+    tl.store(c + r[:, None] * 16 + r[None, :], tl.dot(x, y))
+"""
+
+
+def test_fp32_default_knob_is_the_dots_input_precision(load_kernels: Any) -> None:
+    """Triton's knobs.language.fp32_default: the input_precision of an fp32 tl.dot that
+    gives none. The interpreter rounds tf32 inputs to 10 mantissa bits, ieee keeps them."""
+    m = load_kernels(FP32_DOT)
+    a = (1 + np.arange(256, dtype=np.float32).reshape(16, 16) * 2.0 ** -20)  # bits tf32 drops
+    b = np.eye(16, dtype=np.float32)
+    outs = {}
+    for knob in (None, "ieee", "tf32"):
+        with tlxc.knobs.language.scope():
+            tlxc.knobs.language.fp32_default = knob
+            c = np.zeros((16, 16), np.float32)
+            m.mm.interpret[(1,)](a, b, c)
+            outs[knob] = c
+            ir = m.mm.compile("*fp32:16,*fp32:16,*fp32:16", arch="sm_90a").asm["ir"]
+            assert ('input_precision = "tf32"' in ir) == (knob != "ieee")  # ieee, the default, is not printed
+    np.testing.assert_array_equal(outs["ieee"], a)
+    assert not np.array_equal(outs["tf32"], a) and np.array_equal(outs[None], outs["tf32"])
+    with tlxc.knobs.language.scope():
+        tlxc.knobs.language.fp32_default = "fp64"
+        with pytest.raises(CompilationError) as ei:
+            m.mm.compile("*fp32:16,*fp32:16,*fp32:16", arch="sm_90a")
+    _refused(ei, "knobs.language.fp32_default", "must be one of")

@@ -19,7 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def build_module(kernel: "KernelDef", specs: dict[str, ArgSpec], constants: dict[str, Any],
-                 num_warps: int, arch: str = "sm_90a") -> tuple[ops.ModuleOp, dict[str, Any], list[KernelDef]]:
+                 num_warps: int, arch: str = "sm_90a",
+                 fp32_default: str | None = None) -> tuple[ops.ModuleOp, dict[str, Any], list[KernelDef]]:
     """Walk the kernel's AST with its runtime parameters typed by ``specs`` and its
     constexprs bound to ``constants``. Returns the module, the module-level globals the
     kernel read (so that a cached variant can be invalidated when they change) and the
@@ -38,7 +39,7 @@ def build_module(kernel: "KernelDef", specs: dict[str, ArgSpec], constants: dict
     builder = Builder(body, src.loc(src.tree))
     used: dict[str, Any] = {}
     gen = CodeGenerator(src, builder, scope, used_globals=used)
-    kernel_facts = KernelFacts(num_warps, arch=arch)
+    kernel_facts = KernelFacts(num_warps, arch=arch, fp32_default=fp32_default)
     kernel_facts.const_pointers.update(id(arg) for p, arg in zip(runtime, body.args) if p in kernel.const_params)
     facts = KERNEL.set(kernel_facts)  # async_tasks place partitions after the kernel's warps
     try:

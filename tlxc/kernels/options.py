@@ -35,6 +35,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CompilationError
+from ..ir.ops.reduce import INPUT_PRECISIONS
 from .extern_libs import check_extern_libs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -169,17 +170,22 @@ def compile_options(given: dict[str, Any], arch: str, loc: Any) -> CompileOption
         raise _fail("ctas_per_cga", f"clusters are not supported on {arch} by tlxc", loc)
     if arch.startswith("gfx") and cooperative:
         raise _fail("launch_cooperative_grid", f"cooperative launches are not supported on {arch} by tlxc", loc)
+    from .. import knobs
+
     fusion = given.get("enable_fp_fusion")
     if fusion is None:
-        from .. import knobs
-
         fusion = knobs.language.default_fp_fusion
+    fp32 = knobs.language.fp32_default
+    if fp32 is not None and fp32 not in INPUT_PRECISIONS:
+        raise _fail("knobs.language.fp32_default", f"must be one of {list(INPUT_PRECISIONS)} or None, got {fp32!r}",
+                    loc)
     if not isinstance(fusion, bool):
         raise _fail("enable_fp_fusion", f"must be True or False, got {fusion!r}", loc)
     waves = given.get("waves_per_eu", 0)
     options = CompileOptions(arch=arch, num_warps=_int("num_warps", given.get("num_warps", 4), loc),
                              num_stages=_int("num_stages", given.get("num_stages", 3), loc), num_ctas=num_ctas,
                              maxnreg=given.get("maxnreg"), waves_per_eu=0 if waves is None else waves,
-                             cluster_dims=clusters, cooperative=cooperative, enable_fp_fusion=fusion)
+                             cluster_dims=clusters, cooperative=cooperative, enable_fp_fusion=fusion,
+                             fp32_default=fp32)
     options.check(loc)
     return options.for_target()

@@ -10,6 +10,7 @@ from ..values import Tensor, describe, unwrap
 from .arith import cast
 from .base import Ctx, axis_arg, const_value, dtype_arg, fail, result_like, rule, shaped
 from .shape import as_tile, expand_dims, reshape
+from .tlx_tasks import kernel_facts
 
 
 def _reduce(ctx: Ctx, t: Tensor, axis: Any, keep_dims: Any, kind: str, what: str) -> Tensor:
@@ -138,8 +139,8 @@ def dot(ctx: Ctx, input: Any, other: Any, acc: Any = None, input_precision: Any 
         fail("TLXC-DOT-002", f"tl.dot does not take {a.dtype!r} operands")
     precision = unwrap(input_precision)
     tf32 = unwrap(allow_tf32)
-    if precision is None:
-        precision = "tf32" if (tf32 is None or tf32) else "ieee"
+    if precision is None:  # as Triton: the knob, else tf32 unless allow_tf32=False
+        precision = kernel_facts().fp32_default or ("tf32" if (tf32 is None or tf32) else "ieee")
     elif tf32 is not None:
         fail("TLXC-TYPE-001", "give either input_precision or allow_tf32, not both")
     if precision not in ops.reduce.INPUT_PRECISIONS:

@@ -76,6 +76,7 @@ class KernelFacts:
     num_warps: int
     frames: list[Frame] = field(default_factory=list)
     arch: str = "sm_90a"  # the target being compiled for (tl.target_info answers from it)
+    fp32_default: str | None = None  # knobs.language.fp32_default: tl.dot's default input_precision
     # the IR values that are read-only pointers: `tl.const` parameters and pointer
     # arithmetic on them (by id; the values live as long as the module being built)
     const_pointers: set[int] = field(default_factory=set)
