@@ -175,12 +175,12 @@ def compile_options(given: dict[str, Any], arch: str, loc: Any) -> CompileOption
     fusion = given.get("enable_fp_fusion")
     if fusion is None:
         fusion = knobs.language.default_fp_fusion
+    if not isinstance(fusion, bool):
+        raise _fail("enable_fp_fusion", f"must be True or False, got {fusion!r}", loc)
     fp32 = knobs.language.fp32_default
     if fp32 is not None and fp32 not in INPUT_PRECISIONS:
         raise _fail("knobs.language.fp32_default", f"must be one of {list(INPUT_PRECISIONS)} or None, got {fp32!r}",
                     loc)
-    if not isinstance(fusion, bool):
-        raise _fail("enable_fp_fusion", f"must be True or False, got {fusion!r}", loc)
     waves = given.get("waves_per_eu", 0)
     options = CompileOptions(arch=arch, num_warps=_int("num_warps", given.get("num_warps", 4), loc),
                              num_stages=_int("num_stages", given.get("num_stages", 3), loc), num_ctas=num_ctas,

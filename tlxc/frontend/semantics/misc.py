@@ -11,6 +11,7 @@ from ...ir.types import PointerType, TileType, int32, int64
 from ..values import Tensor, describe, is_constexpr, unwrap
 from .arith import binary, logical_not, to_bool
 from .base import Ctx, const_value, fail, rule, to_tensor
+from .tlx_tasks import kernel_facts
 
 
 def _axis(axis: Any, what: str) -> int:
@@ -75,8 +76,6 @@ def num_threads(ctx: Ctx) -> int:
 
 
 def _kernel_warps() -> int:
-    from .tlx_tasks import kernel_facts
-
     facts = kernel_facts()
     # inside a warp-specialized task: the task's own warps, as in Triton
     inner = next((f.num_warps for f in reversed(facts.frames) if f.num_warps is not None), None)
@@ -85,20 +84,23 @@ def _kernel_warps() -> int:
 
 class WhileCondition:
     """What ``tl.condition(c, disable_licm)`` gives: the condition of the ``while`` it heads
-    (``frontend/control.py`` unwraps it there and nowhere else)."""
+    (``frontend/control.py`` unwraps it there and nowhere else). ``disable_licm`` is checked
+    and dropped: tlxc moves no code out of while loops."""
 
-    def __init__(self, value: Any, disable_licm: bool) -> None:
-        self.value, self.disable_licm = value, disable_licm
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
     def __bool__(self) -> bool:
         fail("TLXC-CALL-002", "tl.condition(...) is the condition of a while loop; it has no truth value elsewhere",
              "write the condition itself here, or use tl.condition as `while tl.condition(c):`")
         return False  # not reached
 
+
 @rule("condition")
 def condition(ctx: Ctx, arg1: Any, disable_licm: Any = False) -> WhileCondition:
     """``tl.condition(c, disable_licm=False)``: Triton's wrapper of a while loop's condition."""
-    return WhileCondition(arg1, const_value(disable_licm, "tl.condition's disable_licm", (bool,)))
+    const_value(disable_licm, "tl.condition's disable_licm", (bool,))
+    return WhileCondition(arg1)
 
 
 @rule("device_print")
