@@ -72,10 +72,12 @@ def test_output_file_and_pass_dumps(kernel_file: Path, tmp_path: Path, capsys: p
 
 
 PIPELINES = {
-    "sm_90a": ["multi-cta", "flatten-loops", "loop-unroll", "reassociate-pointers", "fold", "cse", "dce",
+    "sm_90a": ["multi-cta", "flatten-loops", "loop-unroll", "reassociate-pointers", "rebase-pointers", "fold",
+               "cse", "dce",
                "check-target", "decompose-scaled-dot", "software-pipeline", "tma-staging", "dot-to-wgmma",
                "buffer-layouts", "layouts", "dce", "smem-alloc", "membar"],
-    "gfx950": ["multi-cta", "flatten-loops", "loop-unroll", "reassociate-pointers", "fold", "cse", "dce",
+    "gfx950": ["multi-cta", "flatten-loops", "loop-unroll", "reassociate-pointers", "rebase-pointers", "fold",
+               "cse", "dce",
                "host-descriptors", "descriptor-pointers", "check-target", "software-pipeline", "buffer-layouts",
                "layouts", "dce", "smem-alloc", "membar"],
 }
@@ -89,12 +91,12 @@ def test_print_after_all_shows_every_pass_of_the_target(arch: str, kernel_file: 
     err = capsys.readouterr().err
     dumped = [line.split(" after ")[1].split(" //")[0] for line in err.splitlines()
               if line.startswith("// -----// IR after")]
-    # multi-cta, flatten-loops, loop-unroll, reassociate-pointers, the canonicalization group (maybe more
-    # than one round), then the target's passes, once each
-    first_target_pass = dumped.index(PIPELINES[arch][7])
-    assert dumped[:4] == ["multi-cta", "flatten-loops", "loop-unroll", "reassociate-pointers"]
-    assert set(dumped[4:first_target_pass]) == {"fold", "cse", "dce"}
-    assert dumped[first_target_pass:] == PIPELINES[arch][7:]
+    # multi-cta, flatten-loops, loop-unroll, reassociate-pointers, rebase-pointers, the canonicalization
+    # group (maybe more than one round), then the target's passes, once each
+    first_target_pass = dumped.index(PIPELINES[arch][8])
+    assert dumped[:5] == ["multi-cta", "flatten-loops", "loop-unroll", "reassociate-pointers", "rebase-pointers"]
+    assert set(dumped[5:first_target_pass]) == {"fold", "cse", "dce"}
+    assert dumped[first_target_pass:] == PIPELINES[arch][8:]
     # before layouts no tile has one, after it every tile does; smem-alloc writes the kernel's shared bytes
     section = {n: err.split(f"// -----// IR after {n} //----- //")[1].split("// -----//")[0]
                for n in ("buffer-layouts", "layouts", "smem-alloc")}

@@ -61,16 +61,12 @@ def test_matmul_example_proves_only_what_its_strides_allow() -> None:
     provably contiguous, so every element is its own access. Triton does not specialize a
     stride of 1 either; kernels promise it with constexpr strides or hints (next tests)."""
     func, m = compiled(load_example("matmul").matmul_kernel, MATMUL_SIG, MATMUL_CONST)
-    loop = ops(func, "for")[0]
-    a_init, b_init = loop.inits[0], loop.inits[1]
-    # a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak
-    assert cdk(m, a_init) == ((1, 1), (2, 2), (1, 1))
-    # b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn
-    assert cdk(m, b_init) == ((1, 1), (2, 2), (1, 1))
-    a_ptrs, b_ptrs = loop.body.args[1], loop.body.args[2]
-    assert a_ptrs.name_hint == "a_ptrs" and cdk(m, a_ptrs) == cdk(m, a_init)
-    assert cdk(m, b_ptrs) == cdk(m, b_init)
     load_a, load_b = ops(func, "load")
+    # a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak, moved by a runtime step
+    # (``rebase-pointers`` carries its base and rebuilds the tile in the loop)
+    assert cdk(m, load_a.operands[0]) == ((1, 1), (2, 2), (1, 1))
+    # b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn
+    assert cdk(m, load_b.operands[0]) == ((1, 1), (2, 2), (1, 1))
     assert [access_width(m, load_a, d) for d in (0, 1)] == [1, 1]
     # the K mask offs_k[None, :] < K - k * BLOCK_K: constant down the rows, K unknown
     assert m.info(load_a.operand("mask")).constancy == (64, 1)
@@ -126,8 +122,7 @@ def test_matmul_with_unit_strides_and_hints_vectorizes(load_kernels: Any, sig: s
     assert access_width(m, store, 1) == c_width
     # along the other dimension nothing is contiguous: rows are stride apart
     assert access_width(m, load_a, 0) == 1
-    a_ptrs = ops(func, "for")[0].body.args[1]
-    assert m.info(a_ptrs).contiguity == (1, 32)
+    assert m.info(load_a.operands[0]).contiguity == (1, 32)
 
 
 # -- loops ----------------------------------------------------------------------------------
@@ -152,8 +147,8 @@ def test_loop_carried_pointers(load_kernels: Any, stride_sig: str, alignment: in
     mod = load_kernels(LOOP_KERNEL)
     func, m = compiled(mod.rows_sum, f"*fp32:16,*fp32:16,i32,{stride_sig}", {"BLOCK": 128})
     first, second = ops(func, "for")
-    p, q = first.body.args[1], second.body.args[1]
-    assert cdk(m, p) == ((128,), (alignment,), (1,))  # p += stride: stride * 4 bytes
+    p, q = ops(func, "load")[0].operands[0], second.body.args[1]
+    assert cdk(m, p) == ((128,), (alignment,), (1,))  # p += stride: stride * 4 bytes (a carried base)
     assert cdk(m, q) == ((128,), (16,), (1,))  # q += BLOCK keeps the 16 bytes
     assert m.info(second.body.args[0]).divisibility == (4,)  # j = 0, 4, 8...
     assert access_width(m, ops(func, "load")[0]) == alignment // 4

@@ -24,6 +24,7 @@ from tlxc.ir.passes import (
     loop_unroll,
     multi_cta,
     reassociate_pointers,
+    rebase_pointers,
     run_pipeline,
 )
 from tlxc.ir.passes.options import DEFAULT_OPTIONS
@@ -45,7 +46,7 @@ def test_the_pipeline_is_one_named_list() -> None:
     assert [name for name, _ in CANONICALIZE] == ["fold", "cse", "dce"]
     assert TILE_PIPELINE == [("multi-cta", multi_cta.run), ("flatten-loops", flatten_loops.run),
                              ("loop-unroll", loop_unroll.run), ("reassociate-pointers", reassociate_pointers.run),
-                             ("canonicalize", CANONICALIZE)]
+                             ("rebase-pointers", rebase_pointers.run), ("canonicalize", CANONICALIZE)]
 
 
 def test_canonicalize_runs_to_a_fixed_point() -> None:
@@ -80,8 +81,8 @@ def test_a_fixed_point_is_a_fixed_point() -> None:
 def test_timings_are_recorded_per_pass() -> None:
     timings: dict[str, float] = {}
     run_pipeline(parse(kernel(NEEDS_TWO_ROUNDS, ARGS)), PassOptions(), timings=timings)
-    assert set(timings) == {"multi-cta", "flatten-loops", "loop-unroll", "reassociate-pointers", "fold", "cse",
-                            "dce"}
+    assert set(timings) == {"multi-cta", "flatten-loops", "loop-unroll", "reassociate-pointers", "rebase-pointers",
+                            "fold", "cse", "dce"}
     assert all(isinstance(t, float) and t >= 0.0 for t in timings.values())
     report = format_timings(timings)
     assert "fold" in report and "total" in report
@@ -97,10 +98,11 @@ def test_dump_hook_sees_every_pass_before_and_after() -> None:
 
     run_pipeline(parse(kernel(NEEDS_TWO_ROUNDS, ARGS)), None, dump=dump)
     one_round = [(w, n) for n in ("fold", "cse", "dce") for w in ("before", "after")]
-    # multi-cta, flatten-loops, loop-unroll and reassociate-pointers first (no loop they apply to: nothing to
-    # do), then canonicalize: round 1 changes the IR, round 2 folds x - x, round 3 finds
+    # multi-cta, flatten-loops, loop-unroll, reassociate-pointers and rebase-pointers first (no loop
+    # they apply to: nothing to do), then canonicalize: round 1 changes the IR, round 2 folds x - x, round 3 finds
     # nothing new
-    firsts = [(w, n) for n in ("multi-cta", "flatten-loops", "loop-unroll", "reassociate-pointers")
+    firsts = [(w, n) for n in ("multi-cta", "flatten-loops", "loop-unroll", "reassociate-pointers",
+                                    "rebase-pointers")
               for w in ("before", "after")]
     assert calls == firsts + one_round * 3
     assert texts[0] == kernel(NEEDS_TWO_ROUNDS, ARGS)

@@ -49,8 +49,9 @@ def test_the_loop_gets_a_double_buffer_and_carried_registers() -> None:
     assert "async_load" not in text
     loop = re.search(r"= for [^\n]*: ([^{]*)\{", text)
     assert loop is not None
-    # the accumulator, the ahead pointers, iteration k's registers, the slot counter
-    assert loop.group(1).split(", ") == ["tile<32x32xf32>", "tile<32x16xptr<f16>>", "tile<16x32xptr<f16>>",
+    # the accumulator, the ahead pointers (B's runtime step: its scalar base, rebase-pointers),
+    # iteration k's registers, the slot counter
+    assert loop.group(1).split(", ") == ["tile<32x32xf32>", "tile<32x16xptr<f16>>", "ptr<f16>",
                                          "tile<32x16xf16>", "tile<16x32xf16>", "i32 "]
     body = _loop_text(text)
     # in the body: store this iteration's registers, load the next iteration's, read the slot, dot

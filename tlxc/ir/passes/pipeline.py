@@ -24,7 +24,7 @@ from typing import Callable, Iterable, TextIO, Union
 from ...errors import CompilationError, InternalCompilerError
 from ..core import Location, Operation, VerificationError, edit_count
 from ..printer import print_ir
-from . import cse, dce, flatten_loops, fold, loop_unroll, multi_cta, reassociate_pointers
+from . import cse, dce, flatten_loops, fold, loop_unroll, multi_cta, reassociate_pointers, rebase_pointers
 from .options import DEFAULT_OPTIONS, PassOptions
 from .rewrite import tagged_op
 
@@ -44,6 +44,7 @@ TILE_PIPELINE: list[Entry] = [
     ("flatten-loops", flatten_loops.run),  # tl.range(flatten=True): a loop nest fused into one loop
     ("loop-unroll", loop_unroll.run),  # tl.range(loop_unroll_factor=F): the body F times
     ("reassociate-pointers", reassociate_pointers.run),  # (base + row) + col -> (base + col) + row in loops
+    ("rebase-pointers", rebase_pointers.run),  # p += splat(runtime s) carried as a scalar base + offsets
     ("canonicalize", CANONICALIZE),
 ]
 

@@ -38,13 +38,10 @@ from __future__ import annotations
 
 from .. import ops
 from ..builder import Builder
-from ..core import Block, Operation, Value
+from ..core import Operation
 from ..types import TileType
 from .options import PassOptions
-from .rewrite import replace_op
-
-# how many ops one invariant operand may take to compute (offs_d[None, :] broadcast: 2)
-_MAX_CHAIN = 8
+from .rewrite import hoist_before, loop_invariant, replace_op
 
 
 def run(module: Operation, options: PassOptions) -> Operation:
@@ -54,39 +51,6 @@ def run(module: Operation, options: PassOptions) -> Operation:
             if isinstance(op, ops.AddPtrOp) and op.parent is loop.body:
                 _reassociate(loop, op)
     return module
-
-
-def _inside(v: Value, loop: Operation) -> bool:
-    """Whether ``v`` is defined in ``loop`` (in its body, at any depth)."""
-    owner = v.owner
-    block: Block | None = owner.parent if isinstance(owner, Operation) else owner
-    while block is not None:
-        parent = block.parent_op
-        if parent is loop:
-            return True
-        if parent is None:
-            return False
-        block = parent.parent
-    return False
-
-
-def _invariant(v: Value, loop: Operation, chain: list[Operation]) -> bool:
-    """Whether ``v`` depends only on values defined before ``loop``: it is one of them, or
-    the result of pure, region-free ops of the loop's body block over them (added to
-    ``chain``, which must stay short)."""
-    if not _inside(v, loop):
-        return True
-    op = v.owner
-    if not isinstance(op, Operation) or op.parent is not loop.body or not op.PURE or op.regions:
-        return False
-    if op in chain:
-        return True
-    if len(chain) >= _MAX_CHAIN:
-        return False
-    if not all(_invariant(x, loop, chain) for x in op.operands):
-        return False
-    chain.append(op)
-    return True
 
 
 def _reassociate(loop: Operation, op: Operation) -> None:
@@ -101,13 +65,9 @@ def _reassociate(loop: Operation, op: Operation) -> None:
         return
     base, row = inner.ptr, inner.offset
     chain: list[Operation] = []
-    if not _invariant(col, loop, chain) or not _invariant(base, loop, chain) or _invariant(row, loop, []):
+    if not loop_invariant(col, loop, chain) or not loop_invariant(base, loop, chain) or loop_invariant(row, loop, []):
         return
-    body, outside = inner.parent, loop.parent  # the loop's body (checked above), the block around it
-    assert body is not None and outside is not None
-    for moved in sorted(chain, key=body.ops.index):  # in their order, before the loop
-        body.remove(moved)
-        outside.insert(outside.ops.index(loop), moved)
+    hoist_before(loop, chain)
     b = Builder.at(loop)
     b.loc = op.loc
     if base.type.shape == out.shape:

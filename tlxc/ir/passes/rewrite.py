@@ -1,6 +1,7 @@
 """Small IR surgery shared by the passes: replacing an op, moving ops, dropping results,
 operands and block arguments, tagging an exception with the op being rewritten, where an
-op sits in a block (``top_level``), and a loop's trip count (``trip_count``).
+op sits in a block (``top_level``), a loop's trip count (``trip_count``), and which values
+a loop's body computes from values defined before it (``loop_invariant``, ``hoist_before``).
 
 ``core.py`` keeps values, uses and parents consistent for the common edits (append,
 insert, erase, set_operand, replace_all_uses_with); the edits here are the rarer ones a
@@ -20,6 +21,9 @@ from ..types import Type, int1
 # Name of the attribute that ``tag`` sets on an exception; the pipeline reads it to give
 # an internal error the user's line.
 OP_ATTR = "tlxc_pass_op"
+
+# how many body ops ``loop_invariant`` follows for one value (``offs_d[None, :]`` broadcast: 2)
+MAX_INVARIANT_CHAIN = 8
 
 
 def tag(exc: BaseException, op: Operation) -> None:
@@ -133,3 +137,46 @@ def drop_block_arg(block: Block, index: int) -> None:
     assert not a.uses, "dropping a used block argument"
     for i, other in enumerate(block.args):
         other.index = i
+
+
+def defined_in(v: Value, op: Operation) -> bool:
+    """Whether ``v`` is defined inside ``op``'s regions (at any depth)."""
+    owner = v.owner
+    block: Block | None = owner.parent if isinstance(owner, Operation) else owner
+    while block is not None:
+        parent = block.parent_op
+        if parent is op:
+            return True
+        if parent is None:
+            return False
+        block = parent.parent
+    return False
+
+
+def loop_invariant(v: Value, loop: Operation, chain: list[Operation]) -> bool:
+    """Whether ``v`` depends only on values defined before ``loop``: it is one of them, or
+    the result of pure, region-free ops of the loop's body block over them. Those ops are
+    added to ``chain`` (for ``hoist_before``), which may hold ``MAX_INVARIANT_CHAIN`` at most."""
+    if not defined_in(v, loop):
+        return True
+    op = v.owner
+    body = loop.regions[0].block
+    if not isinstance(op, Operation) or op.parent is not body or not op.PURE or op.regions:
+        return False
+    if op in chain:
+        return True
+    if len(chain) >= MAX_INVARIANT_CHAIN:
+        return False
+    if not all(loop_invariant(x, loop, chain) for x in op.operands):
+        return False
+    chain.append(op)
+    return True
+
+
+def hoist_before(loop: Operation, chain: list[Operation]) -> None:
+    """Move the body ops of ``chain`` (from ``loop_invariant``) before ``loop``, in their order."""
+    body, outside = loop.regions[0].block, loop.parent
+    assert outside is not None
+    for moved in sorted(chain, key=body.ops.index):
+        body.remove(moved)
+        outside.insert(outside.ops.index(loop), moved)
