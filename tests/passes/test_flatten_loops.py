@@ -162,8 +162,12 @@ def test_sm90a_ptx_keeps_the_wgmma_in_flight_across_tiles() -> None:
     assert "ld.global" not in body and body.count("cp.async.cg.shared.global") == 16
     # one wgmma in flight into the next iteration; the epilogue (under the last
     # iteration's branch) waits for all of them
-    assert re.search(r"wgmma.wait_group.sync.aligned 1;\n(.*\n){0,6}.*@!%p\d+ bra.uni \$_else\d+;\n"
-                     r"(\s*\.loc.*\n)?\s*wgmma.wait_group.sync.aligned 0;", body)
+    epilogue = re.search(r"@!%p\d+ bra.uni \$_else\d+;\n(\s*\.loc.*\n)?\s*wgmma.wait_group.sync.aligned 0;", body)
+    assert epilogue
+    # the copies of the iteration ahead are issued before the epilogue's branch, not behind it
+    wait1 = body.index("wgmma.wait_group.sync.aligned 1;")
+    copies = [m.start() for m in re.finditer("cp.async.cg.shared.global", body)]
+    assert wait1 < copies[0] and copies[-1] < body.index("cp.async.commit_group") < epilogue.start()
     # scale-d of the first K-step is a register: false at a tile's first iteration
     reset = re.search(r"xor.pred (%p\d+), ", body)
     first = re.findall(r"wgmma.mma_async[^;]*, (%p\d+), 1, 1, 0, 1;", body)
