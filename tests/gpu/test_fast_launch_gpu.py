@@ -107,11 +107,13 @@ def test_every_argument_the_key_tells_apart() -> None:
     # a stream of its own
     s = torch.cuda.Stream()
     out.zero_()
+    s.wait_stream(torch.cuda.current_stream())  # the zeros (default stream) before the launch on s
     _run(x, y, out, 3.0, 1000, stream=s)
     s.synchronize()
     torch.testing.assert_close(out, 3.0 * x + y)
     # PyTorch's current stream, when no stream is given
     out.zero_()
+    s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
         _run(x, y, out, 4.0, 1000)
     s.synchronize()
