@@ -174,6 +174,40 @@ def test_sm90a_ptx_keeps_the_wgmma_in_flight_across_tiles() -> None:
     assert reset and first and first[0] == reset.group(1)
 
 
+ANY_SIG = "*fp16:16,*fp16:16,*fp16:16,i32,i32,i32,i32,i32,i32"
+
+
+@pytest.mark.parametrize("mnk_sms", [(70, 50, 17, 3), (64, 96, 48, 2), (40, 40, 40, 9), (96, 64, 0, 2)])
+def test_the_lowered_sm90a_loop_carries_the_masked_offsets_and_computes_the_nest(
+        mnk_sms: tuple[int, int, int, int]) -> None:
+    """``offs_am`` / ``offs_bn`` (masked with ``tl.where``, each read by one operand's
+    pointers) are computed once per tile and carried, in the layout of their use: the
+    layout pass rebuilds them in the tile's ``if`` and the loop's init (``carry_in``), so
+    the fused loop converts no index tile through shared memory. The lowered
+    IR (rings, wgmma, layouts, barriers) runs in the interpreter and gives the nest's bits."""
+    from tlxc.interpreter.run import run_kernel
+    from tlxc.ir import print_ir
+
+    m, n, k, sms = mnk_sms
+    ck = persistent_mm.compile(ANY_SIG, constants=dict(BM=32, BN=32, BK=16, NUM_SMS=sms, FLATTEN=True),
+                               arch="sm_90a", num_warps=4, num_stages=3)
+    lowered = ck.lowered()
+    text = print_ir(lowered)
+    fused = text[text.index("= for "):]
+    body = fused[:fused.index("\n      } loc")]
+    # the only conversion is the epilogue's, of the result it stores
+    assert re.findall(r"convert_layout %\d+ : tile<([0-9x]+x\w+),", body) == ["32x32xf16"]
+    carried = re.search(r"= for [^\n]*: (.*) \{", body)
+    assert carried and len(re.findall(r"tile<32xi32, ll\(", carried.group(1))) == 2
+    rng = np.random.default_rng(m * 1009 + n * 31 + k)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), 7, np.float16)
+    run_kernel(lowered.funcs[0], (sms, 1, 1), [a, b, c, m, n, k, k, n, n])
+    nest, _ = _mm(m, n, k, sms, False)
+    np.testing.assert_array_equal(c, nest)
+
+
 @pytest.mark.parametrize("arch", ["gfx950", "gfx1250", "sm_100a"])
 def test_the_fused_loop_compiles_for_the_other_targets(arch: str) -> None:
     ck = persistent_mm.compile(MM_SIG, constants=dict(BM=128, BN=128, BK=64, NUM_SMS=132, FLATTEN=True),

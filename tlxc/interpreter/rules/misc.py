@@ -13,6 +13,7 @@ from ...errors import InterpreterError
 from ...ir.core import Operation
 from ...ir.ops import inline_asm as A
 from ...ir.ops import misc as X
+from ...ir.ops import shape as S
 from ...ir.types import Kind, PointerType, TileType
 from ..numerics import storage_dtype
 from ..registry import LaunchState, evaluates
@@ -118,6 +119,7 @@ def _inline_asm(op: Operation, state: LaunchState) -> Fn:
     return run
 
 
-@evaluates(X.MultipleOfOp, X.MaxContiguousOp, X.MaxConstancyOp)
+@evaluates(X.MultipleOfOp, X.MaxContiguousOp, X.MaxConstancyOp, S.ConvertLayoutOp)
 def _hint(op: Operation, state: LaunchState) -> Fn:
+    # (a layout conversion moves no value: the lowered IR, after ``layouts``, runs too)
     return lambda x: x

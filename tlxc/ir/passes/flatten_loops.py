@@ -98,18 +98,27 @@ def _inner_loop(outer: ops.ForOp) -> ops.ForOp | None:
     return inner
 
 
-def _split(prologue: list[Operation]) -> tuple[list[Operation], list[Operation]]:
+def _split(prologue: list[Operation], body: Block) -> tuple[list[Operation], list[Operation]]:
     """``(every, once)``: the pure tile ops of ``P`` that the fused loop runs every
     iteration, and the rest, which it runs once per tile under ``if first``.
 
-    Carried from one iteration to the next, a tile keeps one layout, and every use that
-    wants another (an index vector broadcast into the pointer tiles of A and of B)
-    converts it through shared memory each iteration; recomputed from the scalars the
-    ``if`` hands on, it is built in the layout of its use, as in the nest. A tile op that
-    an op of the ``if`` reads (a ``tl.sum`` giving a scalar) stays in the ``if``, with
-    everything it reads."""
+    A tile that ``P`` hands on to one use (tutorial 09's ``offs_am``, masked with
+    ``tl.where`` and read by A's pointers only) is computed once per tile with what it is
+    made from, and carried: the layout pass gives the carried copy the layout of that use
+    (``layouts``' ``carry_in``). A tile with several uses could want several layouts, and
+    carried, it keeps one: each other use would convert it through shared memory each
+    iteration (an index vector broadcast into the pointer tiles of A and of B); such a tile
+    is recomputed in the loop from the scalars the ``if`` hands on, in the layout of each
+    use, as in the nest. A tile op that an op of the ``if`` reads (a ``tl.sum`` giving a
+    scalar) stays in the ``if``, with everything it reads."""
     every = {id(op) for op in prologue
              if op.PURE and not op.regions and op.results and all(r.type.shape for r in op.results)}
+    in_p = {id(op) for op in prologue}
+    for op in prologue:
+        outside = [u for r in op.results for u in r.uses if id(top_level(u, body)) not in in_p]
+        if id(op) in every and len(outside) == 1:
+            once = _closed_slice(op, every, outside[0])
+            every.difference_update(id(x) for x in once)
     changed = True
     while changed:
         changed = False
@@ -121,6 +130,24 @@ def _split(prologue: list[Operation]) -> tuple[list[Operation], list[Operation]]
                     every.discard(id(v.owner))
                     changed = True
     return [op for op in prologue if id(op) in every], [op for op in prologue if id(op) not in every]
+
+
+def _closed_slice(root: Operation, every: set[int], use: Operation) -> list[Operation]:
+    """``root`` and the ops of ``every`` it is made from, when nothing but ``use`` and
+    themselves reads what they compute (else none: moved into the ``if``, they would hand
+    on more tiles)."""
+    found: dict[int, Operation] = {}
+    todo = [root]
+    while todo:
+        op = todo.pop()
+        if id(op) in found:
+            continue
+        found[id(op)] = op
+        todo += [v.owner for v in op.operands if isinstance(v.owner, Operation) and id(v.owner) in every]
+    for op in found.values():
+        if any(u is not use and id(u) not in found for r in op.results for u in r.uses):
+            return []
+    return list(found.values())
 
 
 def _has_placeholder(t: Type) -> bool:
@@ -154,7 +181,7 @@ def _fuse(outer: ops.ForOp) -> bool:
         return False
     body = outer.body
     p_all = body.ops[:body.ops.index(inner)]
-    every, prologue = _split(p_all)
+    every, prologue = _split(p_all, body)
     epilogue = body.ops[body.ops.index(inner) + 1:-1]
     in_p = {id(op) for op in prologue}
 

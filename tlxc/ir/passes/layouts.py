@@ -8,7 +8,8 @@ which only the target can choose) and the ``func``'s ``num_warps`` -- inside an
 Guarantees: every tile type carries a ``LinearLayout``; ops whose result only
 re-indexes registers (reduce, expand_dims, trans, reshape, join, split, and the
 elementwise ops) get the layout derived from their operand, so the code generators
-move no data for them; loop-carried and if-yielded tiles keep one layout.
+move no data for them; loop-carried and if-yielded tiles keep one layout (a flattened
+loop's once-per-tile index tile takes the layout of its one use: ``carry_in``).
 Refuses: nothing (any pair of layouts converts through shared memory).
 
 Choice of layouts (first version): each tile shape gets one *canonical* blocked layout,
@@ -41,7 +42,7 @@ from ...errors import CompilationError
 from .. import ops
 from ..analysis.axis_analysis import analyze
 from ..builder import Builder
-from ..core import Block, Operation, OpResult, Value
+from ..core import Block, BlockArgument, Operation, OpResult, Value
 from ..layout import shape_ops
 from ..layout.amd import AmdMfma, AmdWmma
 from ..layout.common import REGISTER, WARP, blocked, slice_layout
@@ -49,6 +50,7 @@ from ..layout.linear import LayoutError, LinearLayout
 from ..layout.slices import extract_slice_layout, tile_over
 from ..types import DType, Kind, MemDescType, PointerType, TileType, narrow
 from .contiguous_layouts import blocked_in_order, dim_first, pointer_preferences
+from .dot_loop_plan import pure_if
 from .options import PassOptions
 
 _ELEMENTWISE = (
@@ -272,6 +274,8 @@ class _Assigner:
         if _layout(v) == layout or key in self.remat or key in plan:
             return True
         src = v.owner if isinstance(v, OpResult) else None
+        if isinstance(src, ops.IfOp) and isinstance(v, OpResult):
+            return self.carry_in(v, layout)
         if src is None or len(src.results) != 1 or budget[0] <= 0:
             return False
         budget[0] -= 1
@@ -305,6 +309,43 @@ class _Assigner:
             if want is not None and not self._plan(u, want, plan, budget):
                 return False
         return self._planned(key, src, wants, plan)
+
+    def carry_in(self, r: OpResult, layout: LinearLayout) -> bool:
+        """``r``, a result of a pure ``if``, rebuilt in ``layout`` by giving the ``if`` a
+        result in ``layout`` that each branch computes (rebuilt there). A flattened loop's
+        once-per-tile ``if`` (``flatten_loops``) computes ``r`` at a tile's first iteration
+        and the loop carries it to the others (the ``else`` yields the block argument whose
+        slot the loop yields ``r`` to): the loop then also gets a slot in ``layout``, with
+        its init rebuilt before the loop. The use reads it as it is, with no conversion each
+        iteration; what is left unused is for ``dce``. True, with ``self.remat[(r,
+        layout)]`` set, when every part rebuilds."""
+        cond = r.op
+        if not isinstance(cond, ops.IfOp) or not pure_if(cond):
+            return False
+        then_y, else_y = (region.block.ops[-1] for region in cond.regions)
+        parent = cond.parent.parent_op if cond.parent is not None else None
+        loop = parent if isinstance(parent, ops.ForOp) and cond.parent is parent.body else None
+        arg = else_y.operands[r.index]
+        slot = arg.index - 1 if isinstance(arg, BlockArgument) and loop is not None and arg.block is loop.body else -1
+        carried = loop is not None and slot >= 0 and loop.body.ops[-1].operands[slot] is r
+        sources = [then_y.operands[r.index], loop.inits[slot] if loop is not None and carried else arg]
+        rebuilt = [x if _layout(x) == layout else self.rematerialize(x, layout) for x in sources]
+        if rebuilt[0] is None or rebuilt[1] is None:
+            return False
+        t = _tile(r)
+        new_t = TileType(t.shape, t.element, layout)
+        new_r = OpResult(new_t, cond, len(cond.results))
+        cond.results.append(new_r)
+        then_y._add_operand(rebuilt[0])
+        if loop is not None and carried:
+            loop._add_operand(rebuilt[1])
+            else_y._add_operand(loop.body.add_arg(new_t))
+            loop.results.append(OpResult(new_t, loop, len(loop.results)))
+            loop.body.ops[-1]._add_operand(new_r)
+        else:
+            else_y._add_operand(rebuilt[1])
+        self.remat[(r, layout)] = new_r
+        return True
 
     @staticmethod
     def _planned(key: tuple[Value, LinearLayout], src: Operation, wants: list[LinearLayout | None],
