@@ -201,7 +201,8 @@ class Launcher:
             values, launch = kernel.bind(args, dict(kwargs), loc)
             dims = normalize_grid(self.grid if grid is _UNSET else grid, dict(values), loc)
             specs, consts = kernel.specialize(values, loc)
-            arch = "sm_90a" if self.interpret else gpu_arch(loc)
+            lowered = interpret_lowered(loc) if self.interpret else None
+            arch = (lowered or "sm_90a") if self.interpret else gpu_arch(loc)
             options = compile_options({k: v for k, v in launch.items() if k != "stream"}, arch, loc)
             check_clusters(dims, options, loc)
             ck = kernel.get_compiled(specs, consts, options, disk=not self.interpret)
@@ -220,7 +221,7 @@ class Launcher:
             else:
                 from ..interpreter import run_kernel
 
-                run_kernel(ck.func, dims, passed)
+                run_kernel(ck.lowered().funcs[0] if lowered else ck.func, dims, passed)
             if hook is not None:
                 hook.exit(token)
             return ck
@@ -717,3 +718,19 @@ def _dispatcher(*args: Any) -> Any:
         return make_dispatcher(*args)
     except Exception:  # noqa: BLE001 - an optimization only: kernel[grid] calls the generated function
         return None
+
+
+def interpret_lowered(loc: Any) -> str | None:
+    """``TLXC_INTERPRET_LOWERED=ARCH``: interpreted launches run the IR that ``ARCH``'s
+    pipeline leaves (rings, wgmma/MFMA ops, layouts and their conversions, shared-memory
+    offsets, barriers) instead of the tile IR, so that a test suite's interpreter numbers
+    also check the target's passes. None when unset; an unknown target is refused."""
+    arch = os.environ.get("TLXC_INTERPRET_LOWERED", "")
+    if not arch:
+        return None
+    from ..compiler import TARGETS
+
+    if arch not in TARGETS:
+        raise CompilationError("TLXC-LAUNCH-001", f"TLXC_INTERPRET_LOWERED={arch!r} names no target "
+                               f"(one of {', '.join(TARGETS)})", loc)
+    return arch
