@@ -140,6 +140,7 @@ def test_rounds_move_every_element_once(case: tuple[LinearLayout, LinearLayout, 
         vec_bits = max(one.store.vec, one.load.vec).bit_length() - 1
         avoid = [one.shared.apply_flat(1 << i) for i in range(vec_bits)]
         assert move.round_bits <= len(round_candidates(src, dst, avoid)) < need
+        # (rounds with vectors of their own were tried too: too few directions, or no plan)
     else:
         assert move.round_bits == need  # no more rounds than it takes
     # each round is as free of bank conflicts as the planner's one round
@@ -172,6 +173,29 @@ def test_result_tile_in_rounds(budget: int) -> None:
     assert (move.store.vec, move.load.vec) == (8, 8)  # the one round's 16-byte vectors
     if budget == 101376:  # dot_kernel's at K=64 (the simulation of this tile takes half a minute)
         simulate_rounds(move, ACC, ROWS)
+
+
+# the 128x256 accumulator of an m64n256 wgmma over 8 warps, stored as 16-byte rows of C
+WGMMA_ACC = LinearLayout({REGISTER: [(0, 1), (8, 0), (0, 8), (0, 16), (0, 32), (0, 64), (0, 128)],
+                          LANE: [(0, 2), (0, 4), (1, 0), (2, 0), (4, 0)], WARP: [(16, 0), (32, 0), (64, 0)],
+                          "block": []}, [("dim0", 128), ("dim1", 256)])
+C_ROWS = LinearLayout({REGISTER: [(0, 1), (0, 2), (0, 4), (8, 0), (16, 0), (32, 0), (64, 0)],
+                       LANE: [(0, 8), (0, 16), (0, 32), (0, 64), (0, 128)], WARP: [(1, 0), (2, 0), (4, 0)],
+                       "block": []}, [("dim0", 128), ("dim1", 256)])
+
+
+def test_an_accumulator_whose_vectors_span_the_only_round_direction_still_splits() -> None:
+    """The one-round plan stores 8 halves per vector, over the accumulator's rows 0 and 8
+    (registers 0-2): row 8, the only direction both layouts hold in registers, is one of the
+    vector's bits. Tutorial 09's persistent matmul at 128x256x64 with 4 stages leaves 35840
+    bytes next to its rings: the 64 KiB tile goes in two rounds with vectors of their own
+    (before, one round: the kernel needed 262144 bytes and did not compile)."""
+    one = plan_move(WGMMA_ACC, C_ROWS, elem_bits=16, target=TARGET)
+    assert isinstance(one, SharedMove) and one.rounds == 1 and one.round_size * 2 == 1 << 16
+    move = plan_move(WGMMA_ACC, C_ROWS, elem_bits=16, target=TARGET, budget=35840)
+    assert isinstance(move, SharedMove) and move.rounds == 2 and move.round_size * 2 <= 35840
+    assert move.store.vec == 8  # 16-byte stores still
+    simulate_rounds(move, WGMMA_ACC, C_ROWS)
 
 
 def test_dot_operands_in_rounds_along_k() -> None:

@@ -208,6 +208,18 @@ def test_the_lowered_sm90a_loop_carries_the_masked_offsets_and_computes_the_nest
     np.testing.assert_array_equal(c, nest)
 
 
+def test_128x256x64_with_four_stages_fits_in_shared_memory() -> None:
+    """Four stages of A and B rings take 196608 bytes; the epilogue's 64 KiB conversion of
+    the accumulator runs in two rounds in what is left (``convert_plan.split_rounds``), as
+    Triton's tutorial 09 config that needs it (it did not compile: 262144 bytes)."""
+    ck = persistent_mm.compile(MM_SIG, constants=dict(BM=128, BN=256, BK=64, NUM_SMS=132, FLATTEN=True),
+                               arch="sm_90a", num_warps=8, num_stages=4)
+    ptx = ck.asm["ptx"]
+    assert ck.metadata["shared"] <= 232448
+    epilogue = ptx[ptx.index("wgmma.wait_group.sync.aligned 0;"):]
+    assert epilogue.count("bar.sync") >= 4  # a barrier pair per round
+
+
 @pytest.mark.parametrize("arch", ["gfx950", "gfx1250", "sm_100a"])
 def test_the_fused_loop_compiles_for_the_other_targets(arch: str) -> None:
     ck = persistent_mm.compile(MM_SIG, constants=dict(BM=128, BN=128, BK=64, NUM_SMS=132, FLATTEN=True),

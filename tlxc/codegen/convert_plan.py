@@ -275,6 +275,17 @@ def split_rounds(src: LinearLayout, dst: LinearLayout, plan: SharedConversion, *
     avoid = [plan.shared.apply_flat(1 << i) for i in range(vec_bits)]
     if rounds is None:
         rounds = round_candidates(src, dst, avoid)
+        if len(rounds) < need:
+            # too few directions keep the one-round plan's vectors (a wgmma accumulator's
+            # 16-byte stores span its rows 0 and 8, the only direction both layouts hold in
+            # registers): rounds with vectors of their own, rather than a buffer over budget
+            own = round_candidates(src, dst)
+            if len(own) >= need:
+                try:
+                    return plan_shared_rounds(src, dst, own[:need], elem_bits=elem_bits, target=target,
+                                              load_vector_bits=load_vector_bits)
+                except LayoutError:
+                    pass
     while need > 0:
         try:
             return plan_shared_rounds(src, dst, list(rounds)[:need], elem_bits=elem_bits, target=target,
