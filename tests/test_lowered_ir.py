@@ -1,4 +1,4 @@
-"""The examples' own tests, run on the IR each target's pipeline leaves.
+"""The examples' own tests, and the interpreter suites, run on the IR a target's pipeline leaves.
 
 Under ``TLXC_INTERPRET_LOWERED=ARCH`` (``tlxc/kernels/launch.py``) an interpreted launch
 runs the IR after ``ARCH``'s passes -- the ``cp.async`` and TMA rings of
@@ -8,6 +8,15 @@ warp-specialized partitions and clusters -- instead of the tile IR. Every exampl
 its numbers against numpy, so a target pass that changes what a kernel computes fails
 here, on a machine with no GPU. Each target runs the examples written for it (the Hopper
 ones use TMA and wgmma, the AMD ones MFMA shapes of their chips).
+
+The frontend, interpreter and TLX suites -- some thousand kernels: reductions, scans,
+sorts, atomics, gathers, warp-specialized rings, clusters -- run likewise on sm_90a and
+(less their NVIDIA-only features) on gfx950, each leaving out the tests that exist to
+check something of the tile IR or of another target.
+
+What this does not check is the code generators' own lowering of each op to PTX or LLVM
+IR (the layouts' register maps, shuffles, shared-memory conversions): the GPU tests and
+the ISA checks do.
 """
 
 from __future__ import annotations
@@ -44,6 +53,38 @@ def test_the_examples_compute_their_numbers_after_the_targets_passes(arch: str, 
     files = [f"examples/{e}" for e in RUNS[arch]]
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", "not gpu",
                            *files], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout and " failed" not in done.stdout
+
+
+SUITES = {
+    "sm_90a": (["tests/frontend", "tests/interpreter", "tests/tlx"],
+               ["tests/tlx/test_tlx_amd_interpreter.py"]),  # AMD ops
+    "gfx950": (["tests/frontend", "tests/interpreter"], [
+        # clusters, TMA descriptors, libdevice, %smid: NVIDIA features, refused on AMD
+        "tests/frontend/test_autotune.py::test_interpreter_numerics_and_no_timing",
+        "tests/frontend/test_autotune.py::test_pre_hook_sets_descriptor_block_shape",
+        "tests/frontend/test_autotune.py::test_interpreter_runs_each_configs_pre_hook_before_compiling_it",
+        "tests/frontend/test_launch_options.py::test_num_ctas_makes_each_program_a_cluster",
+        "tests/frontend/test_launch_options.py::test_ctas_per_cga_launches_clusters",
+        "tests/frontend/test_launch_options.py::test_extern_libs_names_the_libraries_tlxc_implements",
+        "tests/frontend/test_small_builtins.py::test_smid_and_globaltimer",
+        "tests/interpreter/test_descriptors.py::test_host_descriptor_arguments",
+        # what the interpreter itself compiles for (sm_90a), and the NVIDIA variants
+        "tests/frontend/test_small_builtins.py::test_target_info_in_the_interpreter_is_sm_90a",
+        "tests/interpreter/test_descriptors.py::test_descriptor_sizes_do_not_split_nvidia_variants",
+    ]),
+}
+
+
+@pytest.mark.parametrize("arch", sorted(SUITES))
+def test_the_interpreter_suites_after_the_targets_passes(arch: str, tmp_path: Path) -> None:
+    paths, left_out = SUITES[arch]
+    env = dict(os.environ, TLXC_INTERPRET_LOWERED=arch, TLXC_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("TLXC_TEST_ON_GPU", None)
+    deselect = [a for t in left_out for a in ("--deselect", t)]
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not gpu",
+                           *deselect, *paths], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert " passed" in done.stdout and " failed" not in done.stdout
 
