@@ -37,10 +37,13 @@ def current_target() -> Any:
         from ..runtime import driver
 
         return driver.active.get_current_target()
+    from ..codegen.targets import backend
+
     arch = facts.arch
+    warp = backend(arch).info.warp_size
     if arch.startswith("gfx"):
-        return GPUTarget("hip", arch, 32 if arch.startswith("gfx12") else 64)
-    return GPUTarget("cuda", int(arch[3:].rstrip("a")), 32)
+        return GPUTarget("hip", arch, warp)
+    return GPUTarget("cuda", int(arch[3:].rstrip("a")), warp)
 
 
 @constexpr_function
