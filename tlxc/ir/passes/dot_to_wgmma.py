@@ -61,7 +61,7 @@ from ..ops import (
 from ..ops.tasks import warps_at
 from ..types import DType, MemDescType, int1, int32
 from .options import PassOptions
-from .rewrite import top_level
+from .rewrite import replace_uses_in, top_level
 
 # operand type -> the accumulator type wgmma takes here (f16 accumulators stay on mma.sync:
 # the wgmma lowering accumulates in f32 only). Only 16-bit operands: wgmma reads only
@@ -302,10 +302,7 @@ def _wait_before(v: Value, point: Operation, dot: Operation) -> None:
     other user of ``v`` instead; at the line of ``dot``, whose wgmma it retires."""
     with Builder(None, dot.loc).before(point) as b:
         wait = b.create(AsyncDotWaitOp, [v], [v.type], {"pendings": 0})
-    for user in list(v.uses):
-        for i, x in enumerate(user.operands):
-            if x is v and user is not wait:
-                user.set_operand(i, wait.results[0])
+    replace_uses_in([u for u in v.uses if u is not wait], v, wait.results[0])
 
 
 def _wait_in(x: IfOp, v: Value, dot: Operation) -> None:
@@ -318,10 +315,7 @@ def _wait_in(x: IfOp, v: Value, dot: Operation) -> None:
             continue
         with Builder(None, dot.loc).before(block.ops[0]) as b:
             wait = b.create(AsyncDotWaitOp, [v], [v.type], {"pendings": 0})
-        for u in users:
-            for i, y in enumerate(u.operands):
-                if y is v:
-                    u.set_operand(i, wait.results[0])
+        replace_uses_in(users, v, wait.results[0])
 
 
 def run(module: Operation, options: PassOptions) -> Operation:

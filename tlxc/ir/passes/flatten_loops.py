@@ -55,7 +55,7 @@ from ..core import Block, BlockArgument, Location, Operation, Region, Value
 from ..types import DType, PointerType, TileType, Type, int1, int64, tile
 from .dot_loop_plan import pure_if
 from .options import PassOptions
-from .rewrite import constant_of, top_level, trip_count
+from .rewrite import constant_of, replace_uses_in, top_level, trip_count
 
 
 def run(module: Operation, options: PassOptions) -> Operation:
@@ -282,11 +282,7 @@ def _build_body(outer: ops.ForOp, inner: ops.ForOp, fb: Block, prologue: list[Op
     with Builder(None, loc).at_end(other) as eb:
         eb.create(ops.YieldOp, list(pc) + [ic[j] for j in via_if], [])
     for v, r in zip(handed, p_if.results):
-        for user in list(v.uses):
-            if top_level(user, then) is None:
-                for i, x in enumerate(user.operands):
-                    if x is v:
-                        user.set_operand(i, r)
+        replace_uses_in([u for u in v.uses if top_level(u, then) is None], v, r)
     for op in every:  # P's tile arithmetic, in the layouts its uses want
         body.remove(op)
         fb.append(op)

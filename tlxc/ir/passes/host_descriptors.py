@@ -38,6 +38,7 @@ from ..builder import Builder
 from ..core import Operation, Value
 from ..types import PointerType, TensorDescType, int32
 from .options import PassOptions
+from .rewrite import replace_uses_in
 
 
 def run(module: Operation, options: PassOptions | None = None) -> Operation:
@@ -63,8 +64,5 @@ def run(module: Operation, options: PassOptions | None = None) -> Operation:
                 strides = [b.value(ops.MultipleOfOp, [s], int32, values=(per16,)) for s in strides[:-1]] + \
                     [b.value(ops.ConstantOp, [], int32, value=1)]
                 made = b.value(ops.MakeTensorDescOp, [base, *sizes, *strides], t, padding="zero")
-            for user in uses:
-                for i, v in enumerate(user.operands):
-                    if v is arg:
-                        user.set_operand(i, made)
+            replace_uses_in(uses, arg, made)
     return module

@@ -52,6 +52,7 @@ from ..types import DType, Kind, MemDescType, PointerType, TileType, narrow
 from .contiguous_layouts import blocked_in_order, dim_first, pointer_preferences
 from .dot_loop_plan import pure_if
 from .options import PassOptions
+from .rewrite import add_carried
 
 _ELEMENTWISE = (
     ops.AddOp, ops.SubOp, ops.MulOp, ops.DivOp, ops.IDivOp, ops.RemOp, ops.AndOp, ops.OrOp, ops.XorOp,
@@ -338,10 +339,10 @@ class _Assigner:
         cond.results.append(new_r)
         then_y._add_operand(rebuilt[0])
         if loop is not None and carried:
-            loop._add_operand(rebuilt[1])
-            else_y._add_operand(loop.body.add_arg(new_t))
-            loop.results.append(OpResult(new_t, loop, len(loop.results)))
-            loop.body.ops[-1]._add_operand(new_r)
+            def through_else(new_arg: BlockArgument) -> Value:  # the iterations between a tile's first ones
+                else_y._add_operand(new_arg)
+                return new_r
+            add_carried(loop, rebuilt[1], through_else)
         else:
             else_y._add_operand(rebuilt[1])
         self.remat[(r, layout)] = new_r

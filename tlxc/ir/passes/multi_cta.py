@@ -64,7 +64,7 @@ from ..ops import (
 )
 from ..types import DType, MemDescType, TileType, int1, int32
 from .options import PassOptions
-from .rewrite import trip_count
+from .rewrite import replace_uses_in, trip_count
 
 CODE = "TLXC-LOOP-002"
 
@@ -258,10 +258,7 @@ def _combine_uses(at: Operation, partial: Value, n: int, func: FuncOp) -> None:
     """Every use of ``partial`` reads its sum over the cluster instead."""
     users = list(dict.fromkeys(partial.uses))
     total = _combine(at, partial, n, func, in_loop(at))
-    for user in users:
-        for i, v in enumerate(user.operands):
-            if v is partial:
-                user.set_operand(i, total)
+    replace_uses_in(users, partial, total)
 
 
 def _rewrite(loop: ForOp, sums: list[ReduceOp], n: int, func: FuncOp) -> None:

@@ -48,10 +48,10 @@ from __future__ import annotations
 
 from .. import ops
 from ..builder import Builder
-from ..core import BlockArgument, Operation, OpResult, Value
+from ..core import Operation, OpResult, Value
 from ..types import TileType
 from .options import PassOptions
-from .rewrite import constant_of, defined_in, hoist_before, loop_invariant
+from .rewrite import add_carried, constant_of, defined_in, hoist_before, loop_invariant, replace_uses_in
 
 
 def run(module: Operation, options: PassOptions) -> Operation:
@@ -102,29 +102,17 @@ def _rebase(loop: ops.ForOp, i: int) -> None:
     b0, off = base_splat.x, start.offset
     hoist_before(loop, chain)
     # the scalar base: a new carried value after the others
-    loop._add_operand(b0)
-    base = body.add_arg(b0.type, (arg.name_hint or "ptrs") + "_base")
-    base_out = OpResult(b0.type, loop, len(loop.results))
-    loop.results.append(base_out)
     b = Builder.at(upd)
-    term._add_operand(b.value(ops.AddPtrOp, [base, step], b0.type))
+    base, base_out = add_carried(loop, b0, lambda base: b.value(ops.AddPtrOp, [base, step], b0.type),
+                                 (arg.name_hint or "ptrs") + "_base")
     # the tile, rebuilt from it at the top of the body, takes the old value's uses
     b.loc = start.loc
     with b.before(body.ops[0]):
         tile = b.value(ops.AddPtrOp, [b.value(ops.SplatOp, [base], t), off], t)
-    _take_uses(arg, tile, keep=upd)
+    replace_uses_in([u for u in arg.uses if u is not upd], arg, tile)
     if result.uses:
         after = Builder.at(loop, after=True)
         after.loc = start.loc
         out = after.value(ops.AddPtrOp, [after.value(ops.SplatOp, [base_out], t), off], t)
         result.replace_all_uses_with(out)
 
-
-def _take_uses(old: BlockArgument, new: Value, keep: Operation) -> None:
-    """Every use of ``old`` but ``keep``'s becomes a use of ``new``."""
-    for user in list(old.uses):
-        if user is keep:
-            continue
-        for j, v in enumerate(user.operands):
-            if v is old:
-                user.set_operand(j, new)

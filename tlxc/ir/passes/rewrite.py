@@ -1,5 +1,5 @@
-"""Small IR surgery shared by the passes: replacing an op, moving ops, dropping results,
-operands and block arguments, tagging an exception with the op being rewritten, where an
+"""Small IR surgery shared by the passes: replacing an op or some uses of a value, moving
+ops, dropping results, operands and block arguments, tagging an exception with the op being rewritten, where an
 op sits in a block (``top_level``), a loop's trip count (``trip_count``), and which values
 a loop's body computes from values defined before it (``loop_invariant``, ``hoist_before``).
 
@@ -10,11 +10,11 @@ pass needs, written once so that use lists stay right.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .. import ops
 from ..builder import Builder
-from ..core import Block, Operation, Value
+from ..core import Block, BlockArgument, Operation, OpResult, Value
 from ..ops import ConstantOp
 from ..types import Type, int1
 
@@ -100,6 +100,28 @@ def replace_op(op: Operation, values: Sequence[Value]) -> None:
     for r, v in zip(op.results, values):
         r.replace_all_uses_with(v)
     op.erase()
+
+
+def replace_uses_in(users: Iterable[Operation], old: Value, new: Value) -> None:
+    """In each op of ``users`` (uses of ``old`` picked by the caller, who leaves the others
+    on ``old``), every operand that is ``old`` becomes ``new``."""
+    for user in list(users):
+        for i, x in enumerate(user.operands):
+            if x is old:
+                user.set_operand(i, new)
+
+
+def add_carried(loop: ops.ForOp, init: Value, yielded: Callable[[BlockArgument], Value],
+                name: str | None = None) -> tuple[BlockArgument, OpResult]:
+    """A new value that ``loop`` carries, after the others: it enters as ``init``, and each
+    iteration yields ``yielded(arg)`` (built by the caller, in the body, from the new block
+    argument ``arg``). Returns the block argument and the loop's result."""
+    loop._add_operand(init)
+    arg = loop.body.add_arg(init.type, name)
+    result = OpResult(init.type, loop, len(loop.results))
+    loop.results.append(result)
+    loop.body.ops[-1]._add_operand(yielded(arg))
+    return arg, result
 
 
 def inline_block_before(block: Block, op: Operation) -> list[Value]:
