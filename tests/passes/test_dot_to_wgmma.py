@@ -166,3 +166,38 @@ def test_a_rejected_layout_leaves_the_dot_alone() -> None:
     before = print_ir(module)
     dot_to_wgmma.run(module, PassOptions(target=_Refuses(has=Capabilities(wgmma=True))))
     assert print_ir(module) == before
+
+
+def _matmul_loop(bm: int, bn: int, warps: int) -> list[Operation]:
+    """The ops of the dot loop's body in examples/matmul.py's sm_90a target IR."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).parents[2] / "examples"))
+    try:
+        from matmul import matmul_kernel
+    finally:
+        sys.path.pop(0)
+    sig = "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,i32:1"
+    ck = matmul_kernel.compile(sig, constants=dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=64, GROUP_SIZE_M=8),
+                               arch="sm_90a", num_warps=warps, num_stages=3)
+    module = parse_ir(ck.asm["target_ir"])
+    loop = next(op for op in module.walk() if op.NAME == "for" and any(x.NAME == "async_dot" for x in op.walk()))
+    return loop.regions[0].block.ops
+
+
+@pytest.mark.parametrize("bm, bn, warps", [(128, 256, 8), (128, 128, 4)])
+def test_the_next_copies_addresses_are_computed_before_the_wgmma_it_overlaps(bm: int, bn: int, warps: int) -> None:
+    # the wgmma of iteration k stays in flight (pendings = 1) while the copies of k + 2 are
+    # issued; their addresses and masks are computed before the async_dot (ptxas does not
+    # move them back over wgmma.wait_group), so the wait is followed at once by the
+    # barrier that orders the refill of the slot the previous wgmma read, and the copies
+    body = _matmul_loop(bm, bn, warps)
+    names = [op.NAME for op in body]
+    dot, wait = names.index("async_dot"), names.index("async_dot_wait")
+    assert body[wait].attrs["pendings"] == 1 and wait == dot + 1
+    assert names[wait + 1:wait + 3] == ["named_barrier_wait", "async_load"]
+    copies = [op for op in body if op.NAME == "async_load"]
+    assert len(copies) == 2
+    for copy in copies:  # pointers and mask: made before the dot (or carried into the loop)
+        for v in copy.operands[:1] + copy.operands[2:]:
+            assert v.owner not in body or body.index(v.owner) < dot

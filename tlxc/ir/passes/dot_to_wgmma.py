@@ -39,6 +39,7 @@ from ..builder import Builder
 from ..core import Block, Operation, Value
 from ..layout.wgmma import WARPGROUP_ROWS
 from ..ops import (
+    AsyncCommitGroupOp,
     AsyncDotOp,
     AsyncDotWaitOp,
     ConstantOp,
@@ -60,6 +61,7 @@ from ..ops import (
 )
 from ..ops.tasks import warps_at
 from ..types import DType, MemDescType, int1, int32
+from .dot_loop_plan import pure_if
 from .options import PassOptions
 from .rewrite import replace_uses_in, top_level
 
@@ -292,9 +294,39 @@ def _rewrite(op: DotOp, body: Block, options: PassOptions, num_warps: int) -> No
         for x in flight[1]:
             _wait_in(x, done.results[0], op)  # type: ignore[union-attr]
     if slot is not None:  # the last wgmma of the loop completes before its result is read
+        if done is not None:  # pendings = 1
+            _sink(done, dot)
         loop = dot.parent.parent_op  # type: ignore[union-attr]
         assert isinstance(loop, ForOp) and loop.parent is not None
         _wait_before(loop.results[slot], loop.parent.ops[loop.parent.ops.index(loop) + 1], op)
+
+
+def _sink(wait: Operation, dot: Operation) -> None:
+    """Move the pure ops between a ``pendings = 1`` wait and the last copy the iteration
+    issues after it (the look-ahead copies' addresses and masks, a flattened loop's
+    once-per-tile index ``if``) up before the wgmma ``dot``, where they run while the
+    previous wgmma does, as Triton places them: after ``wgmma.wait_group`` they would delay
+    the refill of the ring, and ptxas does not move them back over it. An op moves when
+    it does not read the wait's result or anything that stays behind."""
+    block = wait.parent
+    assert block is not None and dot.parent is block
+    ops = block.ops
+    later = ops[ops.index(wait) + 1:]
+    ends = [i for i, x in enumerate(later) if isinstance(x, AsyncCommitGroupOp)]
+    if not ends:
+        return
+    stays: set[int] = {id(wait)}
+    run = []
+    for x in later[:ends[-1]]:
+        movable = (x.PURE and not x.regions and not isinstance(x, DotOp)) or (isinstance(x, IfOp) and pure_if(x))
+        if movable and not any(isinstance(v.owner, Operation) and id(v.owner) in stays
+                               for y in x.walk() for v in y.operands):
+            run.append(x)
+        else:
+            stays.add(id(x))
+    for x in run:
+        block.remove(x)
+        block.insert(ops.index(dot), x)
 
 
 def _wait_before(v: Value, point: Operation, dot: Operation) -> None:
