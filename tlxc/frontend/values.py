@@ -101,6 +101,19 @@ def unwrap(v: Any) -> Any:
     return v
 
 
+def type_of(v: Any) -> Any:
+    """Triton's ``x.type`` of any kernel value: a tensor's or TLX value's IR type (a dtype
+    for a scalar), ``tl.tuple_type`` of a tuple's members, ``tl.constexpr_type`` of a
+    compile-time constant."""
+    from ..language.core import constexpr_type, tuple_type
+
+    if isinstance(v, (Tensor, Handle)):
+        return v.type
+    if isinstance(v, (tuple, list)):
+        return tuple_type([type_of(x) for x in v])
+    return constexpr_type(v)
+
+
 def is_constexpr(v: Any) -> bool:
     """A compile-time constant: anything but a Tensor (tuples: all members constant)."""
     if isinstance(v, (Tensor, Handle, BlockPointer)):

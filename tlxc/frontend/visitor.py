@@ -29,7 +29,7 @@ from .semantics import TENSOR_METHODS, Ctx, arith, shape
 from .semantics.base import is_number, to_tensor
 from .source import FunctionSource
 from .tasks import TaskMixin
-from .values import Handle, KeptConstant, Tensor, describe, is_constexpr, unwrap
+from .values import Handle, KeptConstant, Tensor, describe, is_constexpr, type_of, unwrap
 
 _BINOPS: dict[type, tuple[str, Any]] = {
     ast.Add: ("add", operator.add), ast.Sub: ("sub", operator.sub), ast.Mult: ("mul", operator.mul),
@@ -81,6 +81,8 @@ class CodeGenerator(ControlFlowMixin, CallMixin, TaskMixin, ast.NodeVisitor):
         self.loops = loops if loops is not None else LoopMemo()
         # where each name was last assigned: loop-carried type errors point there
         self.def_locs: dict[str, ast.AST] = {}
+        # names annotated `x: tl.constexpr`: every assignment to them keeps a compile-time value
+        self.constexpr_names: set[str] = set()
 
     # -- diagnostics ------------------------------------------------------------------------
     def loc(self, node: ast.AST) -> Location:
@@ -203,6 +205,8 @@ class CodeGenerator(ControlFlowMixin, CallMixin, TaskMixin, ast.NodeVisitor):
         try:
             return unwrap(getattr(base, name))
         except AttributeError:
+            if name == "type" and isinstance(base, (tuple, int, float, str, type(None))):
+                return type_of(base)  # Triton's types of tuples and constants
             lacking = _not_yet(base, name)
             if lacking is not None:
                 raise self.error(node, "TLXC-NAME-002", lacking) from None
@@ -213,6 +217,8 @@ class CodeGenerator(ControlFlowMixin, CallMixin, TaskMixin, ast.NodeVisitor):
         """Attributes of TLX values: a buffer's shape and dtype, a descriptor's block shape,
         dtype and its ``load`` / ``store`` methods."""
         t = base.type
+        if name == "type":
+            return t
         if isinstance(t, MemDescType) and name in ("shape", "dtype", "element_ty"):
             return t.buf_shape if name == "shape" else t.element
         if isinstance(t, AliasSpecType) and name == "set_buffer_overlap":
@@ -374,14 +380,26 @@ class CodeGenerator(ControlFlowMixin, CallMixin, TaskMixin, ast.NodeVisitor):
                          "tensors are values: build a new one (e.g. with tl.where) and assign it to a name")
 
     def visit_Assign(self, node: ast.Assign) -> None:
-        value = self.sanitize(self.visit(node.value))
+        value = self.visit(node.value)
         for target in node.targets:
-            self.assign(target, value)
+            self.assign(target, self._sanitize_for(target, value))
+
+    def _sanitize_for(self, target: ast.expr, value: Any) -> Any:
+        """``sanitize`` except for the names annotated ``tl.constexpr`` before (``y:
+        tl.constexpr`` then ``x, y = 0, 0``): they keep the value, which must be a
+        compile-time one, as Triton does."""
+        if isinstance(target, ast.Name) and target.id in self.constexpr_names:
+            if not is_constexpr(value):
+                raise self.error(target, "TLXC-CONSTEXPR-001", f"'{target.id}' is annotated tl.constexpr, so it "
+                                 f"needs a compile-time value, got {describe(value)}",
+                                 "a name annotated tl.constexpr holds compile-time values only; give the runtime "
+                                 "value another name")
+            return value
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, tuple) and len(value) == len(target.elts):
+            return tuple(self._sanitize_for(t, v) for t, v in zip(target.elts, value))
+        return self.sanitize(value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        if node.value is None:
-            return
-        value = self.visit(node.value)
         ann = node.annotation
         is_const = False
         try:
@@ -389,6 +407,11 @@ class CodeGenerator(ControlFlowMixin, CallMixin, TaskMixin, ast.NodeVisitor):
             is_const = ann_value is constexpr
         except CompilationError:
             is_const = isinstance(ann, ast.Attribute) and ann.attr == "constexpr"
+        if is_const and isinstance(node.target, ast.Name):
+            self.constexpr_names.add(node.target.id)
+        if node.value is None:
+            return
+        value = self.visit(node.value)
         if is_const:
             if not is_constexpr(value):
                 raise self.error(node.value, "TLXC-CONSTEXPR-001",

@@ -9,6 +9,7 @@ from .core import (  # noqa: F401,A004
     PropagateNan,
     abs,
     constexpr,
+    constexpr_type,
     dtype,
     max,
     min,
@@ -18,6 +19,8 @@ from .core import (  # noqa: F401,A004
     tensor,
     tensor_descriptor,
     tensor_descriptor_base,
+    tensor_descriptor_type,
+    tuple_type,
 )
 
 SHORT_NAME = "tl"  # how kernels spell this module (in messages)
@@ -25,10 +28,7 @@ SHORT_NAME = "tl"  # how kernels spell this module (in messages)
 # Triton's tl names that tlxc does not have yet: using one is TLXC-NAME-002, "not supported
 # yet", rather than an unknown name (the frontend's attribute lookup reads the NOT_YET of
 # any tlxc library module)
-NOT_YET: frozenset[str] = frozenset({
-    "constexpr_type", "float8e4b15", "tensor_descriptor_type",
-    "tuple_type", "void",
-})
+NOT_YET: frozenset[str] = frozenset({"float8e4b15", "void"})
 
 
 def str_to_ty(name: str, c: object = None) -> object:

@@ -17,6 +17,7 @@ from ..ir.types import BY_TRITON_NAME as _BY_TRITON_NAME
 from ..ir.types import (  # noqa: F401  (re-exported as tl.*)
     DType,
     PointerType,
+    TensorDescType,
     TileType,
     bfloat16,
     float8e4b8,
@@ -110,6 +111,90 @@ class constexpr:
 
     def __hash__(self) -> int:
         return hash(self.value)
+
+
+class constexpr_type:
+    """Triton's type of a compile-time value: in a kernel, ``x.type`` of a constant ``x``
+    is ``tl.constexpr_type(x)`` (``tl.static_assert(n.type == tl.constexpr_type(3))``,
+    ``isinstance(s.type, tl.constexpr_type)``). Two are equal when their values are."""
+
+    _tlxc_host = True  # kernels build these at compile time
+
+    def __init__(self, value: Any) -> None:
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __eq__(self, other: Any) -> builtins.bool:
+        return isinstance(other, constexpr_type) and type(self.value) is type(other.value) \
+            and builtins.bool(self.value == other.value)
+
+    def __hash__(self) -> int:
+        return hash(("constexpr_type", self.value))
+
+    def __repr__(self) -> str:
+        return f"constexpr_type[{self.value!r}]"
+
+
+class tuple_type:
+    """Triton's type of a tuple: in a kernel, ``t.type`` of a tuple is the tuple_type of
+    its members' types (``tl.tuple_type([tl.int32, tl.int32])`` for two int32 scalars; a
+    constant member's is its ``constexpr_type``). ``fields`` names the members of a named
+    tuple (empty names otherwise)."""
+
+    _tlxc_host = True
+
+    def __init__(self, types: Any, fields: Any = None) -> None:
+        self.types = builtins.list(types)
+        self.fields = builtins.list(fields) if fields is not None else [""] * len(self.types)
+        if len(self.fields) != len(self.types):
+            raise ValueError(f"tl.tuple_type: {len(self.types)} types but {len(self.fields)} field names")
+
+    def __eq__(self, other: Any) -> builtins.bool:
+        return isinstance(other, tuple_type) and self.types == other.types and self.fields == other.fields
+
+    def __hash__(self) -> int:
+        return hash(("tuple_type", builtins.tuple(map(str, self.types)), builtins.tuple(self.fields)))
+
+    def __len__(self) -> int:
+        return len(self.types)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.types[i]
+
+    def __iter__(self) -> Any:
+        return iter(self.types)
+
+    def __repr__(self) -> str:
+        return f"tuple_type[{', '.join(map(repr, self.types))}]"
+
+
+class _DescTypeClass(type):
+    """What makes ``tl.tensor_descriptor_type`` stand for the type of a descriptor, as
+    ``tl.dtype`` does for dtypes: ``isinstance(desc.type, tl.tensor_descriptor_type)``
+    holds for a kernel's descriptor, whose type is the IR's ``TensorDescType``."""
+
+    def __instancecheck__(cls, obj: Any) -> builtins.bool:
+        return isinstance(obj, TensorDescType)
+
+    def __subclasscheck__(cls, sub: type) -> builtins.bool:
+        return issubclass(sub, TensorDescType)
+
+    def __call__(cls, block_type: Any, shape_type: Any = None, strides_type: Any = None) -> TensorDescType:  # type: ignore[override]
+        """Triton's constructor: the descriptor type for blocks of ``block_type`` (a
+        ``tl.block_type``); the runtime shape and strides are not part of tlxc's type."""
+        if not isinstance(block_type, TileType) or not isinstance(block_type.element, DType):
+            raise TypeError(f"tl.tensor_descriptor_type takes the block's tl.block_type, got {block_type!r}")
+        for what, t in (("shape_type", shape_type), ("strides_type", strides_type)):
+            if t is not None and len(t) != len(block_type.tile_shape):
+                raise ValueError(f"tl.tensor_descriptor_type: {what} has {len(t)} members for a block of rank "
+                                 f"{len(block_type.tile_shape)}")
+        return TensorDescType(builtins.tuple(block_type.tile_shape), block_type.element)
+
+
+class tensor_descriptor_type(metaclass=_DescTypeClass):
+    """Triton's ``tl.tensor_descriptor_type``: the type of a TMA descriptor in a kernel
+    (``desc.type``); see ``_DescTypeClass``."""
+
+    _tlxc_host = True
 
 
 class _KernelType:
