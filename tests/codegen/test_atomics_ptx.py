@@ -222,3 +222,60 @@ def test_16_bit_cas(dt: str) -> None:
     assert len(re.findall(r"atom\.relaxed\.cta\.global\.cas\.b16 %h\d+, \[%rd\d+\], %h\d+, %h\d+;", ptx)) == 1
     ptxas_or_skip()
     assert ck.asm["cubin"]
+
+
+@tlxc.jit
+def split_add_kernel(c, a, n, USE: tl.constexpr, SEM: tl.constexpr, BLOCK: tl.constexpr):
+    # every program adds its rows of a into the same [BLOCK, BLOCK] tile of c (split-K's end)
+    r, k = tl.arange(0, BLOCK), tl.program_id(0)
+    offs = r[:, None] * BLOCK + r[None, :]
+    x = tl.load(a + k * BLOCK * BLOCK + offs)
+    old = tl.atomic_add(c + offs, x, mask=offs < n, sem=SEM)
+    if USE:
+        tl.store(a + offs, old)
+
+
+@pytest.mark.parametrize("sig, form", [("*fp16:16,*fp16:16,i32:16", "add.noftz.v8.f16"),
+                                       ("*bf16:16,*bf16:16,i32:16", "add.noftz.v8.bf16"),
+                                       ("*fp32:16,*fp32:16,i32:16", "add.v4.f32")])
+@pytest.mark.parametrize("use, sem, verb", [(False, "relaxed", "red.relaxed.gpu"),
+                                            (False, "acq_rel", "atom.acq_rel.gpu"),
+                                            (True, "relaxed", "atom.relaxed.gpu")])
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+def test_float_adds_over_aligned_runs_are_vector_atomics(sig: str, form: str, use: bool, sem: str, verb: str,
+                                                         arch: str) -> None:
+    # 16 bytes per instruction, as a store of the tile would move (Triton on Hopper too):
+    # the atomic's pointers lead its layout, so even a value in another layout is converted
+    ptx = split_add_kernel.compile(sig, constants=dict(USE=use, SEM=sem, BLOCK=64), arch=arch,
+                                   num_warps=4).asm["ptx"]
+    lines = [ln.strip() for ln in ptx.splitlines() if ".global.add" in ln]
+    assert lines and all(f"{verb}.global.{form} " in ln for ln in lines), lines
+    elems = 8 if "16" in form else 4
+    assert len(lines) == 64 * 64 // elems // 128  # per thread: the tile in 16-byte pieces
+    ptxas_or_skip()
+    assert split_add_kernel.compile(sig, constants=dict(USE=use, SEM=sem, BLOCK=64), arch=arch,
+                                    num_warps=4).asm["cubin"]
+
+
+def test_unaligned_or_ragged_float_adds_stay_scalar() -> None:
+    # n not known to be a multiple of 8: the mask may change inside a run of 8
+    ptx = split_add_kernel.compile("*fp16:16,*fp16:16,i32", constants=dict(USE=False, SEM="relaxed", BLOCK=64),
+                                   arch="sm_90a").asm["ptx"]
+    assert "red.relaxed.gpu.global.add.noftz.f16 " in ptx and ".v8." not in ptx and ".v2." not in ptx
+
+
+@tlxc.jit
+def dot_split_kernel(c, a, b, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    offs = r[:, None] * BLOCK + r[None, :]
+    acc = tl.dot(tl.load(a + offs), tl.load(b + offs))
+    tl.atomic_add(c + offs, acc.to(tl.float16), sem="relaxed")
+
+
+def test_a_wgmma_accumulator_is_added_in_16_byte_pieces() -> None:
+    # tutorial 12's split-K end: the accumulator's layout holds 2 consecutive elements per
+    # register pair; the atomic's layout has 8 (4 instructions a thread, not 16)
+    ptx = dot_split_kernel.compile("*fp16:16,*fp16:16,*fp16:16", constants=dict(BLOCK=64), arch="sm_90a",
+                                   num_warps=4).asm["ptx"]
+    assert "wgmma.mma_async" in ptx
+    assert len(re.findall(r"red\.relaxed\.gpu\.global\.add\.noftz\.v8\.f16 ", ptx)) == 4

@@ -92,3 +92,34 @@ def test_spin_lock_counts_every_program() -> None:
     spin_lock_kernel[(132,)](lock, counter)
     torch.cuda.synchronize()
     assert counter.item() == 132 and lock.item() == 0
+
+
+@tlxc.jit
+def split_add_kernel(c, a, old, n, USE: tl.constexpr, BLOCK: tl.constexpr):
+    r, k = tl.arange(0, BLOCK), tl.program_id(0)
+    offs = r[:, None] * BLOCK + r[None, :]
+    x = tl.load(a + k * BLOCK * BLOCK + offs)
+    o = tl.atomic_add(c + offs, x, mask=offs < n)
+    if USE:
+        tl.store(old + offs, o)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_vector_float_adds_sum_every_program(dtype: str) -> None:
+    # 16-byte vector atomics (atom.global.add.noftz.v8.f16 ...): 12 programs add into one
+    # tile; small integers, so every order of the adds gives the same sums
+    torch = pytest.importorskip("torch")
+    dt = getattr(torch, dtype)
+    programs, block = 12, 64
+    a = torch.randint(-4, 5, (programs, block, block), device="cuda").to(dt)
+    c0 = torch.randint(-4, 5, (block, block), device="cuda").to(dt)
+    c = c0.clone()
+    n = block * block - 16  # the last 16 elements masked off, in runs of 8
+    split_add_kernel[(programs,)](c, a, c, n, USE=False, BLOCK=block)
+    want = (c0.float() + a.float().sum(0)).flatten()
+    want[n:] = c0.float().flatten()[n:]
+    assert torch.equal(c.float().flatten(), want)
+    old = torch.zeros_like(c0)
+    c = c0.clone()
+    split_add_kernel[(1,)](c, a, old, block * block, USE=True, BLOCK=block)
+    assert torch.equal(old, c0) and torch.equal(c.float(), c0.float() + a[0].float())

@@ -41,6 +41,7 @@ class Capabilities:
     mfma: bool = False            # AMD matrix cores (v_mfma)
     wmma: bool = False            # AMD wave matrix instructions (v_wmma)
     scaled_mma: bool = False      # MMA with block scales (mx formats)
+    vector_atomics: bool = False  # a float add over consecutive elements in one instruction (atom.global.v8.f16)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,8 @@
 """Atomics through global pointers: one ``atom.global`` per element (``red.global`` when
-the old value is not used and the ordering allows it), predicated by the mask.
+the old value is not used and the ordering allows it), predicated by the mask. A float
+add over consecutive, aligned elements under one mask takes one vector instruction per
+16 bytes (``atom.global.add.noftz.v8.f16``, ``.v4.f32``: sm_90 and later, as Triton), each
+element still its own atomic.
 
 Each element is updated once: of the threads (and registers) a layout gives the same
 element, only the owner performs the atomic, as for stores (Triton does the same). The old
@@ -74,13 +77,26 @@ def atomic(e: Emitter, op: Operation) -> None:
     kind = "cas" if cas else op.kind
     red = not used and not cas and kind != "xchg" and op.sem in _RED_SEMS
     bits = elem.bits
+    vec = _float_add_vector(e, op, layout, kind, elem)
     out: list[Reg | None] = []
     for i, addr in enumerate(ptrs):
         if i in dup:
             out.append(None)
             continue
+        if vec > 1 and i % vec:
+            continue  # done by the vector instruction of its group
         pred = _and(e, owner, mask[i] if mask is not None else None)
         d = e.fn.reg(vals[i].cls)
+        if vec > 1:
+            ds = [d] + [e.fn.reg(vals[i].cls) for _ in range(vec - 1)]
+            form = f"add.noftz.v{vec}.{elem.ir_name}" if bits == 16 else f"add.v{vec}.f32"
+            src = "{" + ", ".join(str(r) for r in vals[i:i + vec]) + "}"
+            if red:
+                e.fn.emit(f"red{scope}.global.{form} [{addr}], {src}", pred)
+            else:
+                e.fn.emit(f"atom{scope}.global.{form} {{{', '.join(map(str, ds))}}}, [{addr}], {src}", pred)
+            out.extend(ds)
+            continue
         if cas:
             assert cmps is not None
             e.fn.emit(f"atom{scope}.global.cas.b{bits} {d}, [{addr}], {cmps[i]}, {vals[i]}", pred)
@@ -100,6 +116,15 @@ def atomic(e: Emitter, op: Operation) -> None:
         zero = sum(1 << b for b, basis in enumerate(layout.in_bases("register")) if not any(basis))  # type: ignore[union-attr]
         out = [r if r is not None else out[i & ~zero] for i, r in enumerate(out)]
     e.set(op.result, out)  # type: ignore[arg-type]
+
+
+def _float_add_vector(e: Emitter, op: Operation, layout: LinearLayout | None, kind: str, elem: DType) -> int:
+    """How many consecutive elements one vector float add takes (1: scalar atomics): the
+    registers, alignment and mask constancy a vector store would need, at most 16 bytes."""
+    if layout is None or kind != "add" or elem.kind != Kind.FLOAT or elem.bits not in (16, 32) \
+            or e.target.compute_capability < 90 or e.target.ptx_version < (8, 1):
+        return 1  # PTX ISA, atom: vector types need sm_90 and PTX 8.1
+    return access.vector_width(e.axis, op, elem.bits // 8, 16)
 
 
 def _float_max_min(e: Emitter, kind: str, scope: str, bits: int, addr: Reg, val: Reg, d: Reg,

@@ -42,9 +42,10 @@ from .isa import TARGETS, NvidiaTarget
 # tensor memory need sm_100a; cp.async.bulk.tensor, mbarrier transactions, clusters and
 # named barriers exist on both.
 CAPABILITIES: dict[str, Capabilities] = {
-    "sm_90a": Capabilities(tma=True, wgmma=True, clusters=True, mbarriers=True, named_barriers=True),
+    "sm_90a": Capabilities(tma=True, wgmma=True, clusters=True, mbarriers=True, named_barriers=True,
+                           vector_atomics=True),
     "sm_100a": Capabilities(tma=True, tcgen05=True, tensor_memory=True, clusters=True, mbarriers=True,
-                            named_barriers=True),
+                            named_barriers=True, vector_atomics=True),
 }
 
 

@@ -134,8 +134,13 @@ class _Assigner:
         self.canon: dict[tuple[tuple[int, ...], int], LinearLayout] = {}
         self.anchors: dict[tuple[int, ...], LinearLayout | None] = {}
         axis = analyze(func)
+        # where a float atomic add over consecutive elements is one instruction, atomics are
+        # placed by their pointers as stores are (Triton's coalescing does so)
+        self.atomics_coalesce = options.target.has.vector_atomics
+        accesses = (ops.LoadOp, ops.StoreOp, ops.AsyncLoadOp) + \
+            ((ops.AtomicRMWOp,) if self.atomics_coalesce else ())
         for op in func.walk():
-            if isinstance(op, (ops.LoadOp, ops.StoreOp, ops.AsyncLoadOp)) and op.ptr.type.shape:
+            if isinstance(op, accesses) and op.ptr.type.shape:
                 ptr = op.ptr
                 shape = ptr.type.shape
                 pointer = ptr.type.scalar
@@ -426,6 +431,12 @@ class _Assigner:
             if isinstance(ptr.type, TileType):
                 for i in self.tile_operands(op)[1:]:
                     self.require(op, i, ptr.type.layout)
+            return
+        if self.atomics_coalesce and isinstance(op, (ops.AtomicRMWOp, ops.AtomicCASOp)) \
+                and isinstance(op.ptr.type, TileType):  # as a store; the old values in the pointers' layout
+            for i in self.tile_operands(op)[1:]:
+                self.require(op, i, op.ptr.type.layout)
+            self.set_layout(op.result, op.ptr.type.layout)
             return
         if isinstance(op, ops.ReduceCombineOp):  # also with scalar results: the operands meet in one layout
             return self.reduce_combine(op)
