@@ -100,9 +100,12 @@ class CallMixin(_Base):
             if len(args) != 1 or node.keywords or not is_constexpr(args[0]):
                 raise self.error(node, "TLXC-CALL-002", "tl.dtype takes one compile-time dtype name, e.g. 'fp32'")
             try:
-                return tl.dtype(args[0])
+                found = tl.dtype(args[0])
             except ValueError as e:
                 raise self.error(node, "TLXC-CALL-002", str(e)) from None
+            if isinstance(found, tl.NotYetDType):
+                raise self.error(node, "TLXC-NAME-002", f"tl.{found.tl_name} is not supported by tlxc yet")
+            return found
         if fn is tl.pointer_type or (inspect.ismethod(fn) and isinstance(fn.__self__, (DType, PointerType, str,
                                                                                       tuple))):
             args, kwargs = self.call_args(node), self.call_kwargs(node)

@@ -20,7 +20,7 @@ from ..errors import CompilationError, InternalCompilerError, SemanticError
 from ..ir.builder import Builder
 from ..ir.core import Location
 from ..ir.types import AliasSpecType, MemDescType, TensorDescType
-from ..language.core import Builtin, constexpr
+from ..language.core import Builtin, NotYetDType, constexpr
 from .block_ptr import BlockPointer
 from .calls import BoundMethod, CallMixin
 from .control import ControlFlowMixin, ControlSignal
@@ -203,7 +203,7 @@ class CodeGenerator(ControlFlowMixin, CallMixin, TaskMixin, ast.NodeVisitor):
         if isinstance(base, BlockPointer) and name == "advance":  # Triton's bp.advance(offsets)
             return BoundMethod("advance", base)  # type: ignore[arg-type]
         try:
-            return unwrap(getattr(base, name))
+            found = unwrap(getattr(base, name))
         except AttributeError:
             if name == "type" and isinstance(base, (tuple, int, float, str, type(None))):
                 return type_of(base)  # Triton's types of tuples and constants
@@ -212,6 +212,9 @@ class CodeGenerator(ControlFlowMixin, CallMixin, TaskMixin, ast.NodeVisitor):
                 raise self.error(node, "TLXC-NAME-002", lacking) from None
             what = f"module '{base.__name__}'" if isinstance(base, types.ModuleType) else describe(base)
             raise self.error(node, "TLXC-NAME-001", f"{what} has no attribute '{name}'") from None
+        if isinstance(found, NotYetDType):  # a dtype of Triton's that the host may name
+            raise self.error(node, "TLXC-NAME-002", f"tl.{found.tl_name} is not supported by tlxc yet")
+        return found
 
     def _handle_attribute(self, node: ast.Attribute, base: Handle, name: str) -> Any:
         """Attributes of TLX values: a buffer's shape and dtype, a descriptor's block shape,

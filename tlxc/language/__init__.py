@@ -6,11 +6,13 @@ from .core import *  # noqa: F401,F403
 from .core import (  # noqa: F401,A004
     BUILTINS,
     Builtin,
+    NotYetDType,
     PropagateNan,
     abs,
     constexpr,
     constexpr_type,
     dtype,
+    float8e4b15,
     max,
     min,
     pointer_type,
@@ -28,7 +30,7 @@ SHORT_NAME = "tl"  # how kernels spell this module (in messages)
 # Triton's tl names that tlxc does not have yet: using one is TLXC-NAME-002, "not supported
 # yet", rather than an unknown name (the frontend's attribute lookup reads the NOT_YET of
 # any tlxc library module)
-NOT_YET: frozenset[str] = frozenset({"float8e4b15", "void"})
+NOT_YET: frozenset[str] = frozenset({"void"})
 
 
 def str_to_ty(name: str, c: object = None) -> object:

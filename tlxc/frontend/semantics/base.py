@@ -17,7 +17,7 @@ from ...ir import ops
 from ...ir.builder import Builder
 from ...ir.types import DType, Kind, PointerType, TileType, Type, float32, float64, int1, int32, int64, uint32, uint64
 from ...ir.types import with_shape as _with_shape
-from ...language.core import TRITON_MAX_TENSOR_NUMEL
+from ...language.core import TRITON_MAX_TENSOR_NUMEL, NotYetDType
 from ..values import Tensor, describe, unwrap
 
 RULES: dict[str, Callable[..., Any]] = {}
@@ -150,6 +150,8 @@ def check_shape(shape: tuple[int, ...]) -> None:
 def dtype_arg(v: Any, what: str = "dtype") -> DType | PointerType:
     v = unwrap(v)
     if not isinstance(v, (DType, PointerType)):
+        if isinstance(v, NotYetDType):
+            fail("TLXC-NAME-002", f"tl.{v.tl_name} is not supported by tlxc yet")
         fail("TLXC-TYPE-001", f"{what} must be a dtype such as tl.float32, got {describe(v)}")
     return v
 
