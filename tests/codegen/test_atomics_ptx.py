@@ -1,5 +1,5 @@
-"""PTX of ``tl.atomic_*`` / ``tl.atomic_cas``: one ``atom.global`` (or ``red.global``
-when the old value is unused and the ordering allows) per element, with the op's
+"""PTX of ``tl.atomic_*`` / ``tl.atomic_cas``: one ``atom.global`` per element (also when
+the old value is unused: ptxas makes that a ``REDG``), in Triton's spelling, with the op's
 ``sem`` and ``scope``, predicated by the mask; ptxas assembles each variant."""
 
 from __future__ import annotations
@@ -46,21 +46,21 @@ def _compile(sig: str, **constants: object) -> str:
 
 CASES = [
     # (op, dtype, sem, scope, use, the instruction expected, once per element)
-    ("add", "fp32", "acq_rel", "gpu", True, "atom.acq_rel.gpu.global.add.f32"),
-    ("add", "fp32", "relaxed", "gpu", False, "red.relaxed.gpu.global.add.f32"),
-    ("add", "fp32", "acquire", "cta", False, "atom.acquire.cta.global.add.f32"),  # red has no acquire
-    ("add", "fp16", "relaxed", "sys", True, "atom.relaxed.sys.global.add.noftz.f16"),
-    ("add", "bf16", "release", "gpu", False, "red.release.gpu.global.add.noftz.bf16"),
-    ("add", "fp64", "acq_rel", "gpu", True, "atom.acq_rel.gpu.global.add.f64"),
-    ("add", "i32", "acq_rel", "gpu", True, "atom.acq_rel.gpu.global.add.u32"),
-    ("add", "i64", "relaxed", "gpu", False, "red.relaxed.gpu.global.add.u64"),
-    ("max", "i32", "acq_rel", "gpu", True, "atom.acq_rel.gpu.global.max.s32"),
-    ("max", "u32", "acq_rel", "gpu", True, "atom.acq_rel.gpu.global.max.u32"),
-    ("min", "i64", "relaxed", "cta", True, "atom.relaxed.cta.global.min.s64"),
-    ("and", "u64", "acq_rel", "gpu", True, "atom.acq_rel.gpu.global.and.b64"),
-    ("or", "i32", "relaxed", "gpu", False, "red.relaxed.gpu.global.or.b32"),
-    ("xor", "i32", "acq_rel", "gpu", True, "atom.acq_rel.gpu.global.xor.b32"),
-    ("xchg", "fp32", "relaxed", "gpu", False, "atom.relaxed.gpu.global.exch.b32"),  # red has no exch
+    ("add", "fp32", "acq_rel", "gpu", True, "atom.global.gpu.acq_rel.add.f32"),
+    ("add", "fp32", "relaxed", "gpu", False, "atom.global.gpu.relaxed.add.f32"),
+    ("add", "fp32", "acquire", "cta", False, "atom.global.cta.acquire.add.f32"),
+    ("add", "fp16", "relaxed", "sys", True, "atom.global.sys.relaxed.add.noftz.f16"),
+    ("add", "bf16", "release", "gpu", False, "atom.global.gpu.release.add.noftz.bf16"),
+    ("add", "fp64", "acq_rel", "gpu", True, "atom.global.gpu.acq_rel.add.f64"),
+    ("add", "i32", "acq_rel", "gpu", True, "atom.global.gpu.acq_rel.add.u32"),
+    ("add", "i64", "relaxed", "gpu", False, "atom.global.gpu.relaxed.add.u64"),
+    ("max", "i32", "acq_rel", "gpu", True, "atom.global.gpu.acq_rel.max.s32"),
+    ("max", "u32", "acq_rel", "gpu", True, "atom.global.gpu.acq_rel.max.u32"),
+    ("min", "i64", "relaxed", "cta", True, "atom.global.cta.relaxed.min.s64"),
+    ("and", "u64", "acq_rel", "gpu", True, "atom.global.gpu.acq_rel.and.b64"),
+    ("or", "i32", "relaxed", "gpu", False, "atom.global.gpu.relaxed.or.b32"),
+    ("xor", "i32", "acq_rel", "gpu", True, "atom.global.gpu.acq_rel.xor.b32"),
+    ("xchg", "fp32", "relaxed", "gpu", False, "atom.global.gpu.relaxed.exch.b32"),
 ]
 
 
@@ -81,8 +81,8 @@ def test_float_max_min_use_the_integer_order(op: str, dt: str) -> None:
     ptx, ck = _compile(f"*{dt},*{dt},*{dt},i32", OP=op, SEM="acq_rel", SCOPE="gpu", USE=True)
     bits = 32 if dt == "fp32" else 64
     other = "min" if op == "max" else "max"
-    assert f"atom.acq_rel.gpu.global.{op}.s{bits} " in ptx
-    assert f"atom.acq_rel.gpu.global.{other}.u{bits} " in ptx
+    assert f"atom.global.gpu.acq_rel.{op}.s{bits} " in ptx
+    assert f"atom.global.gpu.acq_rel.{other}.u{bits} " in ptx
     ptxas_or_skip()
     assert ck.asm["cubin"]
 
@@ -100,9 +100,9 @@ def test_scalar_atomics_run_once_and_share_the_old_value() -> None:
     ck = ticket_kernel.compile("*i32,*i32,*i32", arch="sm_90a", num_warps=4)
     ptx = ck.asm["ptx"]
     body = [ln.strip() for ln in ptx.splitlines()]
-    add = next(ln for ln in body if "atom.acq_rel.gpu.global.add.u32" in ln)
-    cas = next(ln for ln in body if "atom.acquire.gpu.global.cas.b32" in ln)
-    xchg = next(ln for ln in body if "atom.release.gpu.global.exch.b32" in ln)
+    add = next(ln for ln in body if "atom.global.gpu.acq_rel.add.u32" in ln)
+    cas = next(ln for ln in body if "atom.global.acquire.gpu.cas.b32" in ln)
+    xchg = next(ln for ln in body if "atom.global.gpu.release.exch.b32" in ln)
     first = re.search(r"setp\.eq\.u32 (%p\d+), %r\d+, 0;", ptx).group(1)  # thread 0
     for ln in (add, cas, xchg):
         assert ln.startswith(f"@{first} "), ln
@@ -134,7 +134,7 @@ def test_replicated_tile_old_values_cross_warps_through_shared_memory() -> None:
     # CHECK: setp.eq.u32 [[OWNER:%p[0-9]+]], {{%r[0-9]+}}, 0;
     # CHECK: mov.u32 [[SMEM:%r[0-9]+]], global_smem;
     # CHECK: mad.lo.u32 [[SLOT:%r[0-9]+]], [[ELEM]], 4, [[SMEM]];
-    # CHECK: @[[OWNER]] atom.acq_rel.gpu.global.add.u32 [[OLD:%r[0-9]+]], [{{%rd[0-9]+}}], {{%r[0-9]+}};
+    # CHECK: @[[OWNER]] atom.global.gpu.acq_rel.add.u32 [[OLD:%r[0-9]+]], [{{%rd[0-9]+}}], {{%r[0-9]+}};
     # CHECK-NEXT: bar.sync 0;
     # CHECK-NEXT: @[[OWNER]] st.shared.b32 [[[SLOT]]], [[OLD]];
     # CHECK-NEXT: bar.sync 0;
@@ -154,7 +154,7 @@ def test_replicated_tile_old_values_within_a_warp_by_shuffle() -> None:
     # CHECK: and.b32 {{%r[0-9]+}}, [[LANE]], 16;
     # CHECK: setp.eq.u32 [[OWNER:%p[0-9]+]], {{%r[0-9]+}}, 0;
     # CHECK: and.b32 [[SRC:%r[0-9]+]], [[LANE]], 15;
-    # CHECK: @[[OWNER]] atom.acq_rel.gpu.global.add.u32 [[OLD:%r[0-9]+]], [{{%rd[0-9]+}}], {{%r[0-9]+}};
+    # CHECK: @[[OWNER]] atom.global.gpu.acq_rel.add.u32 [[OLD:%r[0-9]+]], [{{%rd[0-9]+}}], {{%r[0-9]+}};
     # CHECK-NEXT: shfl.sync.idx.b32 [[GOT:%r[0-9]+]], [[OLD]], [[SRC]], 31, -1;
     # CHECK: st.global.b32 [{{%rd[0-9]+}}], [[GOT]];
     assert "bar.sync" not in ptx and "st.shared" not in ptx
@@ -203,7 +203,7 @@ def small_tile_red_kernel(x):
 def test_replicated_tile_updates_each_element_once() -> None:
     ck = small_tile_red_kernel.compile("*i32", arch="sm_90a", num_warps=4)
     ptx = ck.asm["ptx"]
-    lines = [ln.strip() for ln in ptx.splitlines() if "red.relaxed.gpu.global.add.u32" in ln]
+    lines = [ln.strip() for ln in ptx.splitlines() if "atom.global.gpu.relaxed.add.u32" in ln]
     assert len(lines) == 1 and lines[0].startswith("@%p")  # the owner predicate
     ptxas_or_skip()
     assert ck.asm["cubin"]
@@ -219,7 +219,7 @@ def cas16_kernel(x, out):
 def test_16_bit_cas(dt: str) -> None:
     ck = cas16_kernel.compile(f"*{dt},*{dt}", arch="sm_90a", num_warps=4)
     ptx = ck.asm["ptx"]
-    assert len(re.findall(r"atom\.relaxed\.cta\.global\.cas\.b16 %h\d+, \[%rd\d+\], %h\d+, %h\d+;", ptx)) == 1
+    assert len(re.findall(r"atom\.global\.relaxed\.cta\.cas\.b16 %h\d+, \[%rd\d+\], %h\d+, %h\d+;", ptx)) == 1
     ptxas_or_skip()
     assert ck.asm["cubin"]
 
@@ -238,9 +238,9 @@ def split_add_kernel(c, a, n, USE: tl.constexpr, SEM: tl.constexpr, BLOCK: tl.co
 @pytest.mark.parametrize("sig, form", [("*fp16:16,*fp16:16,i32:16", "add.noftz.v8.f16"),
                                        ("*bf16:16,*bf16:16,i32:16", "add.noftz.v8.bf16"),
                                        ("*fp32:16,*fp32:16,i32:16", "add.v4.f32")])
-@pytest.mark.parametrize("use, sem, verb", [(False, "relaxed", "red.relaxed.gpu"),
-                                            (False, "acq_rel", "atom.acq_rel.gpu"),
-                                            (True, "relaxed", "atom.relaxed.gpu")])
+@pytest.mark.parametrize("use, sem, verb", [(False, "relaxed", "atom.global.gpu.relaxed"),
+                                            (False, "acq_rel", "atom.global.gpu.acq_rel"),
+                                            (True, "relaxed", "atom.global.gpu.relaxed")])
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
 def test_float_adds_over_aligned_runs_are_vector_atomics(sig: str, form: str, use: bool, sem: str, verb: str,
                                                          arch: str) -> None:
@@ -248,8 +248,8 @@ def test_float_adds_over_aligned_runs_are_vector_atomics(sig: str, form: str, us
     # the atomic's pointers lead its layout, so even a value in another layout is converted
     ptx = split_add_kernel.compile(sig, constants=dict(USE=use, SEM=sem, BLOCK=64), arch=arch,
                                    num_warps=4).asm["ptx"]
-    lines = [ln.strip() for ln in ptx.splitlines() if ".global.add" in ln]
-    assert lines and all(f"{verb}.global.{form} " in ln for ln in lines), lines
+    lines = [ln.strip() for ln in ptx.splitlines() if re.search(r"(atom|red)\.global\.", ln)]
+    assert lines and all(f"{verb}.{form} " in ln for ln in lines), lines
     elems = 8 if "16" in form else 4
     assert len(lines) == 64 * 64 // elems // 128  # per thread: the tile in 16-byte pieces
     ptxas_or_skip()
@@ -261,7 +261,7 @@ def test_unaligned_or_ragged_float_adds_stay_scalar() -> None:
     # n not known to be a multiple of 8: the mask may change inside a run of 8
     ptx = split_add_kernel.compile("*fp16:16,*fp16:16,i32", constants=dict(USE=False, SEM="relaxed", BLOCK=64),
                                    arch="sm_90a").asm["ptx"]
-    assert "red.relaxed.gpu.global.add.noftz.f16 " in ptx and ".v8." not in ptx and ".v2." not in ptx
+    assert "atom.global.gpu.relaxed.add.noftz.f16 " in ptx and ".v8." not in ptx and ".v2." not in ptx
 
 
 @tlxc.jit
@@ -278,4 +278,4 @@ def test_a_wgmma_accumulator_is_added_in_16_byte_pieces() -> None:
     ptx = dot_split_kernel.compile("*fp16:16,*fp16:16,*fp16:16", constants=dict(BLOCK=64), arch="sm_90a",
                                    num_warps=4).asm["ptx"]
     assert "wgmma.mma_async" in ptx
-    assert len(re.findall(r"red\.relaxed\.gpu\.global\.add\.noftz\.v8\.f16 ", ptx)) == 4
+    assert len(re.findall(r"atom\.global\.gpu\.relaxed\.add\.noftz\.v8\.f16 ", ptx)) == 4

@@ -20,6 +20,7 @@ from ..ir.types import (
     PointerType,
     TensorDescType,
     Type,
+    as_tlxc_dtype,
     from_numpy_dtype,
     int1,
     int32,
@@ -224,6 +225,9 @@ def _element_dtype(arg: Any) -> DType:
             return m[name]
     if dt is None:
         raise SemanticError("TLXC-LAUNCH-003", f"argument of type {type(arg).__name__} has no dtype")
+    found = as_tlxc_dtype(dt)  # Triton's reinterpret(tensor, tl.uint64): a dtype of Triton's, by name
+    if found is not None:
+        return found
     try:
         return from_numpy_dtype(dt)
     except (KeyError, TypeError):

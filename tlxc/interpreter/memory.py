@@ -231,13 +231,14 @@ def host_view(arg: Any) -> np.ndarray | None:
     if isinstance(arg, np.ndarray):
         return arg
     wrapped = getattr(arg, "base", None)
-    if wrapped is not None and type(arg).__name__ == "TensorWrapper":  # tlxc.reinterpret: the same bytes
-        from ..ir.types import DType, numpy_dtype
+    if wrapped is not None and type(arg).__name__ == "TensorWrapper":  # (tlxc or Triton's) reinterpret: the same bytes
+        from ..ir.types import as_tlxc_dtype, numpy_dtype
 
         base = host_view(wrapped)
-        if base is None or not isinstance(arg.dtype, DType):
+        dt = as_tlxc_dtype(arg.dtype)
+        if base is None or dt is None:
             return None
-        return base.view(numpy_dtype(arg.dtype))
+        return base.view(numpy_dtype(dt))
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(arg, torch.Tensor) or arg.device.type != "cpu":
         return None

@@ -439,6 +439,17 @@ BY_SIG_NAME.update({"u1": int1, "fp8e4m3": float8e4nv, "fp8e5m2": float8e5,
                     "f16": float16, "f32": float32, "f64": float64})
 
 
+def as_tlxc_dtype(dt: Any) -> "DType | None":
+    """``dt`` as a tlxc dtype: itself, or the one of the same name for a dtype of Triton's
+    (``triton.reinterpret(t, tl.uint64)`` wraps a tensor with one); None otherwise."""
+    if isinstance(dt, DType):
+        return dt
+    if type(dt).__module__.startswith("triton."):
+        name = getattr(dt, "name", None)
+        return BY_TRITON_NAME.get(name) if isinstance(name, str) else None
+    return None
+
+
 def pointer(pointee: "DType | PointerType", address_space: int = 1) -> PointerType:
     return PointerType(pointee, address_space)
 

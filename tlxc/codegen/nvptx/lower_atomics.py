@@ -1,5 +1,6 @@
-"""Atomics through global pointers: one ``atom.global`` per element (``red.global`` when
-the old value is not used and the ordering allows it), predicated by the mask. A float
+"""Atomics through global pointers: one ``atom.global`` per element, predicated by the
+mask. An old value nobody reads needs no ``red``: ptxas makes such an ``atom`` a
+fire-and-forget ``REDG`` itself, and the PTX keeps Triton's spelling. A float
 add over consecutive, aligned elements under one mask takes one vector instruction per
 16 bytes (``atom.global.add.noftz.v8.f16``, ``.v4.f32``: sm_90 and later, as Triton), each
 element still its own atomic.
@@ -33,9 +34,6 @@ from .emitter import Emitter, lowers
 from .lower_memory import _and, _first_thread, owner_predicate
 from .lower_reduce import shuffle
 from .ptx import Reg
-
-# red has no acquire side (PTX ISA: red.sem is relaxed or release)
-_RED_SEMS = ("relaxed", "release")
 
 
 def _rmw_type(kind: str, t: DType) -> str:
@@ -73,9 +71,10 @@ def atomic(e: Emitter, op: Operation) -> None:
     else:
         owner = None if e.divergent_depth else _first_thread(e)
         dup = set()
-    scope = f".{op.sem}.{op.scope}"
+    # the qualifiers in Triton's order (ptxas takes any; users' checks of Triton's PTX
+    # look for "atom.global.gpu.acq_rel" and, for a compare-and-swap, "atom.global.acq_rel")
+    scope = f".global.{op.sem}.{op.scope}" if cas else f".global.{op.scope}.{op.sem}"
     kind = "cas" if cas else op.kind
-    red = not used and not cas and kind != "xchg" and op.sem in _RED_SEMS
     bits = elem.bits
     vec = _float_add_vector(e, op, layout, kind, elem)
     out: list[Reg | None] = []
@@ -91,21 +90,16 @@ def atomic(e: Emitter, op: Operation) -> None:
             ds = [d] + [e.fn.reg(vals[i].cls) for _ in range(vec - 1)]
             form = f"add.noftz.v{vec}.{elem.ir_name}" if bits == 16 else f"add.v{vec}.f32"
             src = "{" + ", ".join(str(r) for r in vals[i:i + vec]) + "}"
-            if red:
-                e.fn.emit(f"red{scope}.global.{form} [{addr}], {src}", pred)
-            else:
-                e.fn.emit(f"atom{scope}.global.{form} {{{', '.join(map(str, ds))}}}, [{addr}], {src}", pred)
+            e.fn.emit(f"atom{scope}.{form} {{{', '.join(map(str, ds))}}}, [{addr}], {src}", pred)
             out.extend(ds)
             continue
         if cas:
             assert cmps is not None
-            e.fn.emit(f"atom{scope}.global.cas.b{bits} {d}, [{addr}], {cmps[i]}, {vals[i]}", pred)
+            e.fn.emit(f"atom{scope}.cas.b{bits} {d}, [{addr}], {cmps[i]}, {vals[i]}", pred)
         elif kind in ("max", "min") and elem.kind == Kind.FLOAT:
-            _float_max_min(e, kind, scope, bits, addr, vals[i], d, pred, red)
-        elif red:
-            e.fn.emit(f"red{scope}.global.{_rmw_type(kind, elem)} [{addr}], {vals[i]}", pred)
+            _float_max_min(e, kind, scope, bits, addr, vals[i], d, pred)
         else:
-            e.fn.emit(f"atom{scope}.global.{_rmw_type(kind, elem)} {d}, [{addr}], {vals[i]}", pred)
+            e.fn.emit(f"atom{scope}.{_rmw_type(kind, elem)} {d}, [{addr}], {vals[i]}", pred)
         out.append(d)
     if layout is None and owner is not None and used:
         out = [_broadcast(e, out[0], owner)]  # type: ignore[arg-type]
@@ -128,7 +122,7 @@ def _float_add_vector(e: Emitter, op: Operation, layout: LinearLayout | None, ki
 
 
 def _float_max_min(e: Emitter, kind: str, scope: str, bits: int, addr: Reg, val: Reg, d: Reg,
-                   pred: Reg | None, red: bool) -> None:
+                   pred: Reg | None) -> None:
     b = e.fn.reg(f"b{bits}")
     e.fn.emit(f"mov.b{bits} {b}, {val}")
     pos, neg = e.fn.reg("pred"), e.fn.reg("pred")
@@ -136,14 +130,10 @@ def _float_max_min(e: Emitter, kind: str, scope: str, bits: int, addr: Reg, val:
     e.fn.emit(f"setp.lt.s{bits} {neg}, {b}, 0")
     pos, neg = _and(e, pos, pred), _and(e, neg, pred)  # type: ignore[assignment]
     other = "min" if kind == "max" else "max"
-    if red:
-        e.fn.emit(f"red{scope}.global.{kind}.s{bits} [{addr}], {b}", pos)
-        e.fn.emit(f"red{scope}.global.{other}.u{bits} [{addr}], {b}", neg)
-        return
     old = e.fn.reg(f"b{bits}")
     e.fn.emit(f"mov.b{bits} {old}, 0")
-    e.fn.emit(f"atom{scope}.global.{kind}.s{bits} {old}, [{addr}], {b}", pos)
-    e.fn.emit(f"atom{scope}.global.{other}.u{bits} {old}, [{addr}], {b}", neg)
+    e.fn.emit(f"atom{scope}.{kind}.s{bits} {old}, [{addr}], {b}", pos)
+    e.fn.emit(f"atom{scope}.{other}.u{bits} {old}, [{addr}], {b}", neg)
     e.fn.emit(f"mov.b{bits} {d}, {old}")
 
 
