@@ -41,6 +41,8 @@ def types_of_values(o):
     tl.static_assert(isinstance(d.type, tl.tensor_descriptor_type))
     tl.static_assert(not isinstance(c.type, tl.tensor_descriptor_type))
     v = tl.arange(0, 16)
+    tl.static_assert(v.type == tl.block_type(tl.int32, [16]) and isinstance(v.type, tl.block_type))
+    tl.static_assert(not isinstance(b.type, tl.block_type))
     tl.store(o + v, (v + y + a[1] + b).to(tl.float32))
 
 
@@ -58,13 +60,17 @@ def test_host_objects() -> None:
     t = tl.tuple_type([tl.int32, tl.float16], ["m", "n"])
     assert list(t) == [tl.int32, tl.float16] and t[1] == tl.float16 and len(t) == 2
     assert t != tl.tuple_type([tl.int32, tl.float16])
-    desc = tl.tensor_descriptor_type(tl.block_type((64, 32), tl.bfloat16))
+    desc = tl.tensor_descriptor_type(tl.block_type(tl.bfloat16, [64, 32]))
     assert isinstance(desc, tl.tensor_descriptor_type)
     assert desc.block_shape == (64, 32) and desc.element == tl.bfloat16
     with pytest.raises(TypeError, match="block_type"):
         tl.tensor_descriptor_type(tl.float16)
+    t16 = tl.block_type(tl.float32, [16, tl.constexpr(8)])  # Triton's order: the element first
+    assert t16.shape == (16, 8) and t16.scalar == tl.float32 and t16.numel == 128
+    with pytest.raises(TypeError, match="element_ty must be a dtype"):
+        tl.block_type([16], tl.float32)
     with pytest.raises(ValueError, match="shape_type has 1 members for a block of rank 2"):
-        tl.tensor_descriptor_type(tl.block_type((64, 32), tl.bfloat16), tl.tuple_type([tl.int32]))
+        tl.tensor_descriptor_type(tl.block_type(tl.bfloat16, [64, 32]), tl.tuple_type([tl.int32]))
     with pytest.raises(ValueError, match="2 types but 1 field names"):
         tl.tuple_type([tl.int32, tl.int32], ["a"])
 

@@ -89,7 +89,32 @@ class dtype(metaclass=_DTypeClass):
     spelling (``tl.dtype("bf16")``); see ``_DTypeClass``."""
 
 
-block_type = TileType
+class _BlockTypeClass(type):
+    """What makes ``tl.block_type`` Triton's: ``tl.block_type(tl.float32, [16, 32])`` (element
+    first, as Triton) builds the IR's ``TileType``, and ``isinstance(x.type,
+    tl.block_type)`` holds for a tile's type."""
+
+    def __instancecheck__(cls, obj: Any) -> builtins.bool:
+        return isinstance(obj, TileType)
+
+    def __subclasscheck__(cls, sub: type) -> builtins.bool:
+        return issubclass(sub, TileType)
+
+    def __call__(cls, element_ty: Any, shape: Any) -> TileType:  # type: ignore[override]
+        if not isinstance(element_ty, (DType, PointerType)):
+            raise TypeError(f"tl.block_type(element_ty, shape): element_ty must be a dtype, got {element_ty!r}")
+        dims = builtins.tuple(int(d.value if isinstance(d, constexpr) else d) for d in shape)
+        if not dims or any(d <= 0 for d in dims):
+            raise ValueError(f"tl.block_type: shape must be positive sizes, got {list(shape)!r}")
+        return TileType(dims, element_ty)
+
+
+class block_type(metaclass=_BlockTypeClass):
+    """Triton's ``tl.block_type``: the type of a tile; see ``_BlockTypeClass``."""
+
+    _tlxc_host = True  # kernels build these at compile time
+
+
 bool = int1  # noqa: A001  (Triton spells int1 this way too)
 float8e4m3fn = float8e4nv
 float8e5m2 = float8e5
