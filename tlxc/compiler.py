@@ -23,6 +23,7 @@ from .codegen.targets import TARGETS  # noqa: F401  (the CLI and the launch path
 from .errors import CompilationError, TlxcError, clean
 from .frontend.build import build_module
 from .frontend.specialize import ArgSpec
+from .frontend.tuple_args import flat_values
 from .ir.core import Location, Operation
 from .ir.passes.options import PassOptions
 from .ir.passes.pipeline import TILE_PIPELINE, DumpHook, run_pipeline
@@ -294,6 +295,7 @@ class CompiledKernel:
         def launch(*args: Any, stream: Any = None, **kwargs: Any) -> Any:
             named = dict(zip(self.param_names, args))
             named.update(kwargs)
+            named = flat_values(named)  # a tuple argument's leaves (frontend/tuple_args.py)
             missing = [p for p in self.signature if p not in named]
             if missing:
                 raise CompilationError("TLXC-LAUNCH-001", f"kernel '{self.name}' launched without "

@@ -11,6 +11,7 @@ from ..ir.core import Block, Region
 from .semantics.tlx_sync import check_named_barriers
 from .semantics.tlx_tasks import KERNEL, KernelFacts
 from .specialize import ArgSpec
+from .tuple_args import TupleArg, leaf_order, rebuild
 from .values import wrap
 from .visitor import CodeGenerator
 
@@ -27,8 +28,9 @@ def build_module(kernel: "KernelDef", specs: dict[str, ArgSpec], constants: dict
     kernel functions it inlined, at any depth (whose sources the variant depends on)."""
     src = kernel.source
     module = ops.ModuleOp([], [], {"source": src.file}, [Region(Block())], src.loc(src.tree))
-    # a runtime parameter without a spec was given None (specialize.py): a constant, as in Triton
-    runtime = [p for p in kernel.params if p not in kernel.constexpr_params and p in specs]
+    # a runtime parameter without a spec was given None (specialize.py): a constant, as in Triton;
+    # one given a tuple is its leaves (tuple_args.py)
+    runtime = leaf_order([p for p in kernel.params if p not in kernel.constexpr_params], specs, constants)
     body = Block([specs[p].type for p in runtime], runtime)
     func = ops.FuncOp([], [], {"sym_name": src.name, "arg_divisibility": tuple(specs[p].divisibility for p in runtime),
                                "num_warps": num_warps}, [Region(body)], src.loc(src.tree))
@@ -36,6 +38,9 @@ def build_module(kernel: "KernelDef", specs: dict[str, ArgSpec], constants: dict
     scope: dict[str, Any] = dict(constants)
     for p, arg in zip(runtime, body.args):
         scope[p] = 1 if specs[p].equals_one else wrap(arg)
+    for p in kernel.params:
+        if isinstance(constants.get(p), TupleArg):
+            scope[p] = rebuild(constants[p], scope.__getitem__)
     builder = Builder(body, src.loc(src.tree))
     used: dict[str, Any] = {}
     gen = CodeGenerator(src, builder, scope, used_globals=used)

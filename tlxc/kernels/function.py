@@ -13,6 +13,7 @@ from ..errors import CompilationError, SemanticError, TlxcError, clean
 from ..frontend.callsite import caller_location
 from ..frontend.function import KernelDef
 from ..frontend.specialize import ArgSpec, parse_signature, spec_of
+from ..frontend.tuple_args import split_tuple
 from ..ir.types import TensorDescType
 from ..knobs import always_compile
 from ..language.core import constexpr
@@ -150,10 +151,17 @@ class KernelFunction(KernelDef):
             elif v is None:
                 consts[name] = None
             else:
-                try:
-                    specs[name] = spec_of(v, name not in self.do_not_specialize)
-                except SemanticError as e:
-                    raise CompilationError(e.code, f"argument '{name}': {e.message}", loc, e.help) from None
+                specialize = name not in self.do_not_specialize
+
+                def spec(label: str, x: Any) -> ArgSpec:
+                    try:
+                        return spec_of(x, specialize)
+                    except SemanticError as e:
+                        raise CompilationError(e.code, f"argument '{label}': {e.message}", loc, e.help) from None
+                if isinstance(v, tuple):  # Triton's tuple arguments: leaf by leaf (frontend/tuple_args.py)
+                    consts[name] = split_tuple(name, v, spec, specs, consts)
+                else:
+                    specs[name] = spec(name, v)
         return specs, consts
 
     def get_compiled(self, specs: dict[str, ArgSpec], consts: dict[str, Any], options: Any,

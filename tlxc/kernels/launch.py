@@ -82,6 +82,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..errors import CompilationError, TlxcError, clean
 from ..frontend.callsite import caller_location
 from ..frontend.specialize import spec_of
+from ..frontend.tuple_args import flat_values
 from ..language.core import constexpr
 from .options import KEY_OPTIONS, compile_options
 
@@ -207,8 +208,9 @@ class Launcher:
             check_clusters(dims, options, loc)
             ck = kernel.get_compiled(specs, consts, options, disk=not self.interpret)
             runtime = [values[p] for p in kernel.runtime_params]
-            # the arguments the variant takes: those given None are constants in it
-            passed = [values[p] for p in kernel.runtime_params if p in ck.signature]
+            # the arguments the variant takes: those given None are constants in it, a tuple its leaves
+            flat = flat_values(values)
+            passed = [flat[p] for p in ck.signature]
             if dims[0] * dims[1] * dims[2] == 0:
                 return ck
             hook = LAUNCH_HOOK[0] if LAUNCH_HOOK else None

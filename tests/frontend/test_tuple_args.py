@@ -1,0 +1,84 @@
+"""Tuples as kernel arguments (Triton's test_tuple cases, written anew): each member is an
+argument of its own -- a pointer, number or descriptor a runtime parameter of the variant
+named by its path (``values.0``), a ``tl.constexpr`` member a constant, None the constant
+None -- and the kernel sees the tuple."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tlxc
+import tlxc.language as tl
+
+
+@tlxc.jit
+def add_constant(out_ptr, values):
+    tl.static_assert(isinstance(values[1].type, tl.constexpr_type))
+    tl.store(out_ptr, tl.load(values[0]) + values[1])
+
+
+def test_a_constexpr_member_is_a_constant_and_a_pointer_member_a_parameter() -> None:
+    x, out = np.array([8], np.int32), np.zeros(1, np.int32)
+    add_constant.interpret[(1,)](out, (x, tl.constexpr(3)))
+    assert out[0] == 11
+    ck = add_constant.interpret[(1,)](out, (x, tl.constexpr(4)))  # another constant: another variant
+    assert out[0] == 12
+    assert list(ck.signature) == ["out_ptr", "values.0"] and ck.constants["values.1"] == 4
+    assert "%values.0" not in ck.asm["ir"]  # not an identifier: printed by number
+
+
+@tlxc.jit
+def scale_block(X, shape, strides, m_n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    ptrs = X + offs[:, None] * strides[0] + offs[None, :] * strides[1]
+    mask = (offs[:, None] < shape[0]) & (offs[None, :] < shape[1])
+    data = tl.load(ptrs, mask=mask)
+    for _ in tl.range(0, m_n[1]):
+        data = m_n[0] * data
+    tl.store(ptrs, data, mask=mask)
+
+
+@pytest.mark.parametrize("rows, cols", [(8, 8), (5, 7)])
+def test_shapes_and_strides_as_tuples(rows: int, cols: int) -> None:
+    x = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols)
+    want = 8 * x
+    scale_block.interpret[(1,)](x, x.shape, (x.strides[0] // 4, x.strides[1] // 4), (2, 3), BLOCK=8)
+    np.testing.assert_array_equal(x, want)
+    assert list(scale_block.last_compiled.signature) == ["X", "shape.0", "shape.1", "strides.0", "strides.1",
+                                                         "m_n.0", "m_n.1"]
+
+
+@tlxc.jit
+def nested(out, t):
+    tl.static_assert(t[2] is None)
+    tl.store(out + tl.arange(0, 4), tl.load(t[0][0] + tl.arange(0, 4)) * t[1] + t[0][1])
+
+
+def test_nested_tuples_and_none_members() -> None:
+    o, a = np.zeros(4, np.float32), np.ones(4, np.float32)
+    nested.interpret[(1,)](o, ((a, 2.0), 5, None))
+    np.testing.assert_array_equal(o, 7)
+    assert list(nested.last_compiled.signature) == ["out", "t.0.0", "t.0.1", "t.1"]
+
+
+def test_the_compiled_variant_launches_with_the_tuple(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Triton's compiled[grid](*args): every argument as the kernel takes it
+    monkeypatch.setenv("TLXC_INTERPRET", "1")
+    x, out = np.array([1], np.int32), np.zeros(1, np.int32)
+    ck = add_constant.interpret[(1,)](out, (x, tl.constexpr(3)))
+    out[0] = 0
+    ck[(1,)](out, (x, tl.constexpr(3)))
+    assert out[0] == 4
+
+
+def test_a_member_tlxc_cannot_pass_is_named_by_its_path(load_kernels: Any) -> None:
+    m = load_kernels("""
+@tlxc.jit
+def k(out, t):
+    tl.store(out, t[0])
+""")
+    with pytest.raises(tlxc.CompilationError, match=r"argument 't\.1': cannot pass an argument of type dict"):
+        m.k.interpret[(1,)](np.zeros(1, np.float32), (1.0, {}))
