@@ -47,7 +47,7 @@ def k(x):
         ("""
 @tlxc.jit
 def k(x):
-    v = [i for i in range(4)]  # ERR [i
+    v = {i for i in range(4)}  # ERR {i
 """, "k.compile('*fp32')"),
         ("""
 @tlxc.jit

@@ -5,7 +5,7 @@ None -- and the kernel sees the tuple."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
@@ -82,3 +82,83 @@ def k(out, t):
 """)
     with pytest.raises(tlxc.CompilationError, match=r"argument 't\.1': cannot pass an argument of type dict"):
         m.k.interpret[(1,)](np.zeros(1, np.float32), (1.0, {}))
+
+
+class Block(NamedTuple):
+    ptr: Any
+    shape: tuple
+    stride: tuple
+
+
+class Closure(NamedTuple):
+    fn: Any
+    captured: tuple
+
+
+@tlxc.jit
+def _mul(x, a):
+    return x * tl.load(a)
+
+
+@tlxc.jit
+def _block_view(t, BM: tl.constexpr, BN: tl.constexpr):
+    rows, cols = tl.arange(0, BM), tl.arange(0, BN)
+    ptrs = t.ptr + rows[:, None] * t.stride[0] + cols[None, :] * t.stride[1]
+    return ptrs, (rows[:, None] < t.shape[0]) & (cols[None, :] < t.shape[1])
+
+
+@tlxc.jit
+def apply_closure(closure, x, y, BM: tl.constexpr, BN: tl.constexpr):
+    src = Block(ptr=x.ptr, shape=x.shape, stride=x.stride)  # a NamedTuple built in the kernel
+    xs, xm = _block_view(src, BM, BN)
+    ys, ym = _block_view(y, BM, BN)
+    tl.store(ys, closure.fn(tl.load(xs, mask=xm, other=0.0), *closure.captured), mask=ym)
+
+
+def test_named_tuples_and_functions_as_members() -> None:
+    # Triton's test_tuple namedtuple case: a @jit function in a tuple is a constant, a
+    # named tuple keeps its fields in the kernel, and kernels build them too
+    x = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+    y = np.zeros((16, 16), np.float32)
+    a = np.array([2.5], np.float32)
+    apply_closure.interpret[(1,)](Closure(_mul, (a,)), Block(x, x.shape, (32, 1)), Block(y, y.shape, (16, 1)),
+                                  BM=64, BN=64)
+    np.testing.assert_array_equal(y, x[:16, :16] * a[0])
+    assert list(apply_closure.last_compiled.signature) == ["closure.1.0", "x.0", "x.1.0", "x.1.1", "x.2.0",
+                                                           "x.2.1", "y.0", "y.1.0", "y.1.1", "y.2.0", "y.2.1"]
+
+
+@tlxc.jit
+def _inc_all(values):
+    return tl.tuple([v + 1 for v in values])
+
+
+@tlxc.jit
+def comprehensions(out, N: tl.constexpr):
+    offs = tl.arange(0, 4)
+    rows = [tl.load(out + offs + 4 * i) for i in range(N)]  # unrolled: a tuple of N tiles
+    rows = _inc_all(rows)
+    evens: tl.constexpr = tuple(i * i for i in tl.static_range(N) if i % 2 == 0)
+    tl.static_assert(evens == (0, 4))
+    i: tl.constexpr = 7
+    pairs: tl.constexpr = [a * 10 + b for a in range(2) for b in range(2)]
+    tl.static_assert(pairs == (0, 1, 10, 11) and i == 7)  # the comprehension's i is its own
+    for j in tl.static_range(N):
+        tl.store(out + offs + 4 * j, rows[j])
+
+
+def test_comprehensions_unroll_over_compile_time_iterables() -> None:
+    o = np.arange(16, dtype=np.float32)
+    comprehensions.interpret[(1,)](o, N=4)
+    np.testing.assert_array_equal(o, np.arange(16) + 1)
+
+
+def test_a_comprehension_over_a_runtime_range_is_refused(load_kernels: Any) -> None:
+    m = load_kernels("""
+@tlxc.jit
+def k(out, n):
+    vals = [i for i in range(n)]
+""")
+    with pytest.raises(tlxc.CompilationError, match="its range needs compile-time bounds") as info:
+        m.k.compile("*fp32,i32")
+    assert ":7:" in str(info.value)

@@ -124,6 +124,11 @@ class CallMixin(_Base):
                 return fn(*args, **kwargs)
             except (TypeError, ValueError) as e:  # a missing argument, or a field the class refuses
                 raise self.error(node, "TLXC-CALL-002", str(e)) from None
+        if isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields"):  # a NamedTuple: a container
+            try:
+                return fn(*self.call_args(node), **self.call_kwargs(node))
+            except TypeError as e:
+                raise self.error(node, "TLXC-CALL-002", str(e)) from None
         if any(fn is getattr(builtins, n, None) for n in _PY_RULES):
             return _PY_RULES[fn.__name__](self, node, self.call_args(node), self.call_kwargs(node))
         name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or describe(fn)

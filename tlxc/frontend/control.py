@@ -29,7 +29,7 @@ from .semantics import arith
 from .semantics.base import constant, is_number, to_tensor
 from .semantics.misc import WhileCondition
 from .semantics.tlx_tasks import kernel_facts
-from .values import Tensor, describe, flatten, is_constexpr, unwrap
+from .values import Tensor, describe, flatten, is_constexpr, remake, unwrap
 
 if TYPE_CHECKING:  # pragma: no cover
     from .visitor import CodeGenerator as _Base
@@ -286,7 +286,7 @@ class ControlFlowMixin(_Base):
     def sanitize_yield(self, v: Any) -> Any:
         """Numbers that leave a runtime region become runtime values."""
         if isinstance(v, tuple):
-            return tuple(self.sanitize_yield(x) for x in v)
+            return remake(v, (self.sanitize_yield(x) for x in v))
         return to_tensor(self.ctx, v) if is_number(v) else v
 
     def _build_if(self, node: ast.AST, cond: Tensor, blocks: list[Block], values: list[Any]) -> Any:
@@ -425,6 +425,25 @@ class ControlFlowMixin(_Base):
             return self._static_for(node, list(iterable))
         raise self.error(it, "TLXC-SYNTAX-001", f"cannot loop over {describe(iterable)}",
                          "loop over range(...), tl.range(...), tl.static_range(...) or a constant tuple")
+
+    def _static_items(self, it: ast.expr) -> list[Any]:
+        """The members of a comprehension's source: a tuple, or ``range`` / ``tl.range`` /
+        ``tl.static_range`` of compile-time bounds (also ``enumerate`` / ``zip`` of those)."""
+        if isinstance(it, ast.Call):
+            fn = self.visit(it.func)
+            if fn is tl.static_range or fn is builtins.range or fn is tl.range:
+                args, kwargs = self.call_args(it), self.call_kwargs(it)
+                if fn is not tl.static_range and (kwargs or not all(isinstance(unwrap(a), int) for a in args)):
+                    raise self.error(it, "TLXC-CONSTEXPR-001", "a comprehension in a kernel is unrolled: its range "
+                                     "needs compile-time bounds")
+                return self._static_range(it, [unwrap(a) for a in args], kwargs)
+            v = self.call_value(it, fn)
+        else:
+            v = self.visit(it)
+        if isinstance(v, (tuple, range, enumerate, zip)):
+            return list(v)
+        raise self.error(it, "TLXC-CONSTEXPR-001", "a comprehension in a kernel is unrolled: it needs a compile-time "
+                         f"iterable (a tuple, or range / tl.static_range of constants), got {describe(v)}")
 
     def _static_range(self, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> list[int]:
         # Triton's signature: static_range(arg1, arg2=None, step=None)

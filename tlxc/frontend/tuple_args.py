@@ -4,7 +4,8 @@ tl.constexpr(3)), shape, strides)``.
 A runtime parameter given a tuple is specialized leaf by leaf: each member is an argument
 of its own, named by its path (``values.0``, ``values.1.0`` for a nested tuple) -- a
 pointer, number or descriptor a runtime parameter of the variant, a ``tl.constexpr``
-member a constant, a None member the constant None. The parameter itself maps to a
+member or a ``@jit`` function a constant, a None member the constant None; a named tuple
+stays one. The parameter itself maps to a
 ``TupleArg`` among the variant's constants, which records the members in order; the
 kernel sees a Python tuple of the leaves' values, and a launch passes the runtime leaves
 in the order ``leaf_order`` gives (the variant's parameter order).
@@ -20,9 +21,11 @@ from ..language.core import constexpr
 
 @dataclass(frozen=True)
 class TupleArg:
-    """The members of a tuple argument: a leaf's name, or a nested tuple's ``TupleArg``."""
+    """The members of a tuple argument: a leaf's name, or a nested tuple's ``TupleArg``;
+    ``kind`` the class of a named tuple (``closure.fn`` reads its field), else None."""
 
     members: tuple["str | TupleArg", ...]
+    kind: type | None = None
 
     def leaves(self) -> list[str]:
         out: list[str] = []
@@ -36,6 +39,8 @@ def split_tuple(name: str, value: tuple, spec: Callable[[str, Any], Any], specs:
     """Specialize the members of ``value``, the tuple given for parameter ``name``:
     ``spec(leaf_name, member)`` for a runtime member into ``specs``, constants into
     ``consts``."""
+    from .function import KernelDef
+
     members: list[str | TupleArg] = []
     for i, x in enumerate(value):
         leaf = f"{name}.{i}"
@@ -44,12 +49,14 @@ def split_tuple(name: str, value: tuple, spec: Callable[[str, Any], Any], specs:
             continue
         if isinstance(x, constexpr):
             consts[leaf] = x.value
+        elif isinstance(x, KernelDef):  # a @jit function: a constant, as Triton takes one
+            consts[leaf] = x
         elif x is None:
             consts[leaf] = None
         else:
             specs[leaf] = spec(leaf, x)
         members.append(leaf)
-    return TupleArg(tuple(members))
+    return TupleArg(tuple(members), type(value) if hasattr(type(value), "_fields") else None)
 
 
 def leaf_order(params: Iterable[str], specs: dict[str, Any], consts: dict[str, Any]) -> list[str]:
@@ -82,5 +89,7 @@ def flat_values(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def rebuild(t: TupleArg, leaf: Callable[[str], Any]) -> tuple:
-    """The tuple the kernel sees: ``leaf(name)`` for each leaf, nested as given."""
-    return tuple(rebuild(m, leaf) if isinstance(m, TupleArg) else leaf(m) for m in t.members)
+    """The tuple the kernel sees: ``leaf(name)`` for each leaf, nested as given (a named
+    tuple as its own class)."""
+    values = [rebuild(m, leaf) if isinstance(m, TupleArg) else leaf(m) for m in t.members]
+    return t.kind(*values) if t.kind is not None else tuple(values)

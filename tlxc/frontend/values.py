@@ -9,7 +9,7 @@ list of IR values that crosses a region boundary and back.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ..ir.core import Value
 from ..ir.types import (
@@ -92,12 +92,17 @@ class KeptConstant(int):
     number would become a runtime scalar."""
 
 
+def remake(v: tuple, items: Iterable[Any]) -> tuple:
+    """A tuple like ``v`` of ``items``: a named tuple (a ``NamedTuple`` class) stays one."""
+    return type(v)(*items) if hasattr(type(v), "_fields") else tuple(items)
+
+
 def unwrap(v: Any) -> Any:
     """Drop ``tl.constexpr`` wrappers (also inside tuples)."""
     if isinstance(v, constexpr):
         return unwrap(v.value)
     if isinstance(v, tuple):
-        return tuple(unwrap(x) for x in v)
+        return remake(v, (unwrap(x) for x in v))
     return v
 
 
@@ -139,7 +144,7 @@ def flatten(v: Any) -> tuple[list[Value], Callable[[list[Value]], Any]]:
             for (_, fn), n in zip(parts, counts):
                 out.append(fn(vals[i:i + n]))
                 i += n
-            return tuple(out)
+            return remake(v, out)
 
         return [h for p in parts for h in p[0]], rebuild
     return [], lambda vals: v

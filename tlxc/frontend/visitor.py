@@ -29,7 +29,7 @@ from .semantics import TENSOR_METHODS, Ctx, arith, shape
 from .semantics.base import is_number, to_tensor
 from .source import FunctionSource
 from .tasks import TaskMixin
-from .values import Handle, KeptConstant, Tensor, describe, is_constexpr, type_of, unwrap
+from .values import Handle, KeptConstant, Tensor, describe, is_constexpr, remake, type_of, unwrap
 
 _BINOPS: dict[type, tuple[str, Any]] = {
     ast.Add: ("add", operator.add), ast.Sub: ("sub", operator.sub), ast.Mult: ("mul", operator.mul),
@@ -45,9 +45,8 @@ _CMPOPS: dict[type, tuple[str, Any]] = {
     ast.In: ("in", lambda a, b: a in b), ast.NotIn: ("not in", lambda a, b: a not in b),
 }
 UNSUPPORTED = {
-    ast.Try: "try statements", ast.Lambda: "lambda expressions", ast.ListComp: "list comprehensions",
-    ast.SetComp: "set comprehensions", ast.DictComp: "dict comprehensions",
-    ast.GeneratorExp: "generator expressions", ast.AsyncWith: "async with",
+    ast.Try: "try statements", ast.Lambda: "lambda expressions",
+    ast.SetComp: "set comprehensions", ast.DictComp: "dict comprehensions", ast.AsyncWith: "async with",
     ast.Global: "global declarations", ast.Nonlocal: "nonlocal declarations", ast.Break: "break",
     ast.Continue: "continue", ast.Raise: "raise", ast.Import: "import", ast.ImportFrom: "import",
     ast.Delete: "del", ast.ClassDef: "class definitions", ast.FunctionDef: "nested function definitions",
@@ -344,6 +343,45 @@ class CodeGenerator(ControlFlowMixin, CallMixin, TaskMixin, ast.NodeVisitor):
             result = self._logical(node, kind, result, self.visit(value_node))
         return result
 
+    # -- comprehensions ---------------------------------------------------------------------------
+    def visit_ListComp(self, node: ast.ListComp) -> tuple:
+        """``[f(x) for x in xs if c]`` over compile-time iterables (a tuple, ``range`` or
+        ``tl.static_range`` of constants): unrolled, giving a tuple, as Triton's. The loop
+        names are the comprehension's own; the kernel's names of the same spelling are
+        as before afterwards."""
+        out: list[Any] = []
+        names = {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        saved = {n: self.scope[n] for n in names if n in self.scope}
+        try:
+            self._comprehend(node, node.generators, out)
+        finally:
+            for n in names:
+                self.scope.pop(n, None)
+            self.scope.update(saved)
+        return tuple(out)
+
+    visit_GeneratorExp = visit_ListComp  # tl.tuple(f(x) for x in xs): the same unrolled values
+
+    def _comprehend(self, node: ast.ListComp | ast.GeneratorExp, gens: list[ast.comprehension],
+                    out: list[Any]) -> None:
+        if not gens:
+            out.append(self.visit(node.elt))
+            return
+        gen = gens[0]
+        if gen.is_async:
+            raise self.error(gen.target, "TLXC-SYNTAX-001", "async comprehensions are not supported in kernels")
+        for item in self._static_items(gen.iter):
+            self.assign(gen.target, item)
+            keep = True
+            for cond in gen.ifs:
+                c = self.visit(cond)
+                if not is_constexpr(c):
+                    raise self.error(cond, "TLXC-CONSTEXPR-001", "a comprehension's condition must be a compile-time "
+                                     f"value, got {describe(c)}")
+                keep = keep and bool(c)
+            if keep:
+                self._comprehend(node, gens[1:], out)
+
     # -- simple statements -----------------------------------------------------------------------
     def visit_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
@@ -356,7 +394,7 @@ class CodeGenerator(ControlFlowMixin, CallMixin, TaskMixin, ast.NodeVisitor):
     def sanitize(self, value: Any) -> Any:
         """Triton's rule for plain assignment: numbers become runtime scalars."""
         if isinstance(value, tuple):
-            return tuple(self.sanitize(v) for v in value)
+            return remake(value, (self.sanitize(v) for v in value))
         if isinstance(value, KeptConstant):
             return int(value)
         if is_number(value):
