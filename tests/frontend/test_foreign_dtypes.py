@@ -5,7 +5,10 @@ at the launch and in the interpreter, without importing Triton."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import pytest
 
 import tlxc
 import tlxc.language as tl
@@ -52,3 +55,36 @@ def test_only_tritons_dtypes_are_read_by_name() -> None:
     assert as_tlxc_dtype(_TritonDtype("fp8e4b15")) is None  # a dtype tlxc does not have
     other = type("dtype", (), {"name": "uint64"})()
     assert as_tlxc_dtype(other) is None and as_tlxc_dtype(tl.bfloat16) is tl.bfloat16
+
+
+@tlxc.jit
+def cast_to(x, y, DT: tl.constexpr):
+    offs = tl.arange(0, 4)
+    tl.store(y + offs, tl.load(x + offs).to(DT).to(tl.float32))
+
+
+def test_a_tritons_dtype_given_as_a_constexpr_is_ours() -> None:
+    # Triton's test helpers hand out their own dtypes; a kernel constant of one is tlxc's
+    x, y = np.array([1.7, -2.6, 100.0, 0.5], np.float32), np.zeros(4, np.float32)
+    ck = cast_to.interpret[(1,)](x, y, DT=_TritonDtype("int8"))
+    np.testing.assert_array_equal(y, x.astype(np.int8))
+    assert ck.constants["DT"] is tl.int8
+
+
+def test_operand_errors_in_tritons_words(load_kernels: Any) -> None:
+    # checks of Triton's messages (its test_core matches these phrases) still match
+    m = load_kernels("""
+@tlxc.jit
+def bits(x, y):
+    tl.store(x, tl.load(x) & tl.load(y))
+
+@tlxc.jit
+def div(x, y):
+    tl.store(x, tl.load(x) / tl.load(y))
+""")
+    with pytest.raises(tlxc.CompilationError, match="invalid operands of type float16 and int32: operator & needs "
+                                                    "integer operands"):
+        m.bits.compile("*fp16,*i32")
+    with pytest.raises(tlxc.CompilationError, match="Cannot use operator / with int8 and uint8 because they have "
+                                                    "different signedness"):
+        m.div.compile("*i8,*u8")

@@ -14,7 +14,7 @@ from ..frontend.callsite import caller_location
 from ..frontend.function import KernelDef
 from ..frontend.specialize import ArgSpec, parse_signature, spec_of
 from ..frontend.tuple_args import split_tuple
-from ..ir.types import TensorDescType
+from ..ir.types import TensorDescType, as_tlxc_dtype
 from ..knobs import always_compile
 from ..language.core import constexpr
 from .launch import (
@@ -147,6 +147,7 @@ class KernelFunction(KernelDef):
         for name, v in values.items():
             if name in self.constexpr_params:
                 v = v.value if isinstance(v, constexpr) else v
+                v = as_tlxc_dtype(v) or v  # a dtype of Triton's (its test helpers hand them out): ours
                 consts[name] = tuple(v) if isinstance(v, list) else v
             elif v is None:
                 consts[name] = None

@@ -85,8 +85,8 @@ def computation_type(a: DType, a_py: bool, b: DType, b_py: bool, div_or_mod: boo
     if not a.is_int() or not b.is_int():
         fail("TLXC-TYPE-001", f"{what}: unexpected operand types {a!r} and {b!r}")
     if div_or_mod and (a.kind == Kind.INT) != (b.kind == Kind.INT) and a.kind != Kind.BOOL and b.kind != Kind.BOOL:
-        fail("TLXC-TYPE-001", f"{what} between {a!r} and {b!r}: the operands differ in signedness; convert one "
-                              f"with .to(...)")
+        fail("TLXC-TYPE-001", f"Cannot use {what} with {a!r} and {b!r} because they have different signedness; "
+                              f"convert one with .to(...)")
     return integer_promote(a, b)
 
 
@@ -131,7 +131,7 @@ def binary(ctx: Ctx, name: str, lhs: Any, rhs: Any) -> Tensor:
         for t in (lt, rt):
             if not t.is_int():
                 kind = "bitwise operators" if name != "floordiv" else "floor division //"
-                fail("TLXC-TYPE-001", f"{what} needs integer operands, got {t!r}",
+                fail("TLXC-TYPE-001", f"invalid operands of type {lt!r} and {rt!r}: {what} needs integer operands",
                      f"{kind} work on integers only" + ("; use / and tl.floor for floats"
                                                         if name == "floordiv" else ""))
     a, b = promote_pair(ctx, lhs, rhs, what, div_or_mod=name in ("truediv", "mod", "floordiv"))
