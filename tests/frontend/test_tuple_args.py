@@ -51,6 +51,22 @@ def test_shapes_and_strides_as_tuples(rows: int, cols: int) -> None:
                                                          "m_n.0", "m_n.1"]
 
 
+
+@pytest.mark.gpu
+def test_shapes_and_strides_as_tuples_on_the_gpu() -> None:
+    # the leaves are passed in the variant's order; a launch with a tuple never takes the
+    # fast path's table, also on the launches after the first (which try it first)
+    torch = pytest.importorskip("torch")
+    x = torch.arange(64, device="cuda", dtype=torch.float32).reshape(8, 8)
+    want = 8 * x
+    for _ in range(3):
+        y = x.clone()
+        scale_block[(1,)](y, y.shape, y.stride(), (2, 3), BLOCK=8)
+        assert torch.equal(y, want)
+    y = x[:5, :7].clone()
+    scale_block[(1,)](y, tuple(y.shape), y.stride(), (2, tl.constexpr(1)), BLOCK=8)
+    assert torch.equal(y, 2 * x[:5, :7])
+
 @tlxc.jit
 def nested(out, t):
     tl.static_assert(t[2] is None)

@@ -107,27 +107,3 @@ def test_autotune_with_cuda_graphs() -> None:
     ms = tlxc.testing.do_bench_cudagraph(lambda: ids[(n // 128,)](out, n, BLOCK=128), rep=5)
     assert 0 < ms < 1.0
 
-
-@tlxc.jit
-def _scale_by_tuple(X, shape, strides, m_n, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    ptrs = X + offs[:, None] * strides[0] + offs[None, :] * strides[1]
-    mask = (offs[:, None] < shape[0]) & (offs[None, :] < shape[1])
-    data = tl.load(ptrs, mask=mask)
-    for _ in tl.range(0, m_n[1]):
-        data = m_n[0] * data
-    tl.store(ptrs, data, mask=mask)
-
-
-def test_tuple_arguments_on_the_gpu() -> None:
-    # the leaves are passed in the variant's order; a launch with a tuple never takes the
-    # fast path's table, also after launches without one (a scalar for m_n's place is refused there)
-    x = torch.arange(64, device="cuda", dtype=torch.float32).reshape(8, 8)
-    want = 8 * x
-    for _ in range(3):  # the later launches try the fast path first
-        y = x.clone()
-        _scale_by_tuple[(1,)](y, y.shape, y.stride(), (2, 3), BLOCK=8)
-        assert torch.equal(y, want)
-    y = x[:5, :7].clone()
-    _scale_by_tuple[(1,)](y, tuple(y.shape), y.stride(), (2, tl.constexpr(1)), BLOCK=8)
-    assert torch.equal(y, 2 * x[:5, :7])

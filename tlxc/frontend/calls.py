@@ -104,7 +104,7 @@ class CallMixin(_Base):
             except ValueError as e:
                 raise self.error(node, "TLXC-CALL-002", str(e)) from None
             if isinstance(found, tl.NotYetDType):
-                raise self.error(node, "TLXC-NAME-002", f"tl.{found.tl_name} is not supported by tlxc yet")
+                raise self.error(node, "TLXC-NAME-002", found.refusal)
             return found
         if fn is tl.pointer_type or (inspect.ismethod(fn) and isinstance(fn.__self__, (DType, PointerType, str,
                                                                                       tuple))):

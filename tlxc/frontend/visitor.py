@@ -212,7 +212,7 @@ class CodeGenerator(ControlFlowMixin, CallMixin, TaskMixin, ast.NodeVisitor):
             what = f"module '{base.__name__}'" if isinstance(base, types.ModuleType) else describe(base)
             raise self.error(node, "TLXC-NAME-001", f"{what} has no attribute '{name}'") from None
         if isinstance(found, NotYetDType):  # a dtype of Triton's that the host may name
-            raise self.error(node, "TLXC-NAME-002", f"tl.{found.tl_name} is not supported by tlxc yet")
+            raise self.error(node, "TLXC-NAME-002", found.refusal)
         return found
 
     def _handle_attribute(self, node: ast.Attribute, base: Handle, name: str) -> Any:

@@ -50,6 +50,11 @@ class NotYetDType:
     def __repr__(self) -> str:
         return self.tl_name
 
+    @property
+    def refusal(self) -> str:
+        """What a kernel that uses it is told."""
+        return f"tl.{self.tl_name} is not supported by tlxc yet"
+
 
 float8e4b15 = NotYetDType("float8e4b15", "fp8e4b15")  # E4M3 with bias 15: deprecated by Triton on Hopper
 _NOT_YET_DTYPES = {d.name: d for d in (float8e4b15,)}

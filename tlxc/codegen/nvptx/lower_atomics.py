@@ -73,7 +73,7 @@ def atomic(e: Emitter, op: Operation) -> None:
         dup = set()
     # the qualifiers in Triton's order (ptxas takes any; users' checks of Triton's PTX
     # look for "atom.global.gpu.acq_rel" and, for a compare-and-swap, "atom.global.acq_rel")
-    scope = f".global.{op.sem}.{op.scope}" if cas else f".global.{op.scope}.{op.sem}"
+    qual = f".global.{op.sem}.{op.scope}" if cas else f".global.{op.scope}.{op.sem}"
     kind = "cas" if cas else op.kind
     bits = elem.bits
     vec = _float_add_vector(e, op, layout, kind, elem)
@@ -90,16 +90,16 @@ def atomic(e: Emitter, op: Operation) -> None:
             ds = [d] + [e.fn.reg(vals[i].cls) for _ in range(vec - 1)]
             form = f"add.noftz.v{vec}.{elem.ir_name}" if bits == 16 else f"add.v{vec}.f32"
             src = "{" + ", ".join(str(r) for r in vals[i:i + vec]) + "}"
-            e.fn.emit(f"atom{scope}.{form} {{{', '.join(map(str, ds))}}}, [{addr}], {src}", pred)
+            e.fn.emit(f"atom{qual}.{form} {{{', '.join(map(str, ds))}}}, [{addr}], {src}", pred)
             out.extend(ds)
             continue
         if cas:
             assert cmps is not None
-            e.fn.emit(f"atom{scope}.cas.b{bits} {d}, [{addr}], {cmps[i]}, {vals[i]}", pred)
+            e.fn.emit(f"atom{qual}.cas.b{bits} {d}, [{addr}], {cmps[i]}, {vals[i]}", pred)
         elif kind in ("max", "min") and elem.kind == Kind.FLOAT:
-            _float_max_min(e, kind, scope, bits, addr, vals[i], d, pred)
+            _float_max_min(e, kind, qual, bits, addr, vals[i], d, pred)
         else:
-            e.fn.emit(f"atom{scope}.{_rmw_type(kind, elem)} {d}, [{addr}], {vals[i]}", pred)
+            e.fn.emit(f"atom{qual}.{_rmw_type(kind, elem)} {d}, [{addr}], {vals[i]}", pred)
         out.append(d)
     if layout is None and owner is not None and used:
         out = [_broadcast(e, out[0], owner)]  # type: ignore[arg-type]
@@ -113,15 +113,18 @@ def atomic(e: Emitter, op: Operation) -> None:
 
 
 def _float_add_vector(e: Emitter, op: Operation, layout: LinearLayout | None, kind: str, elem: DType) -> int:
-    """How many consecutive elements one vector float add takes (1: scalar atomics): the
-    registers, alignment and mask constancy a vector store would need, at most 16 bytes."""
+    """How many consecutive elements one vector float add takes (1: scalar atomics): on a
+    target with vector atomics, the registers, alignment and mask constancy a vector store
+    would need, at most 16 bytes."""
+    from .target_info import CAPABILITIES  # (target_info imports this module)
+
     if layout is None or kind != "add" or elem.kind != Kind.FLOAT or elem.bits not in (16, 32) \
-            or e.target.compute_capability < 90 or e.target.ptx_version < (8, 1):
-        return 1  # PTX ISA, atom: vector types need sm_90 and PTX 8.1
+            or not CAPABILITIES[e.target.arch].vector_atomics:
+        return 1
     return access.vector_width(e.axis, op, elem.bits // 8, 16)
 
 
-def _float_max_min(e: Emitter, kind: str, scope: str, bits: int, addr: Reg, val: Reg, d: Reg,
+def _float_max_min(e: Emitter, kind: str, qual: str, bits: int, addr: Reg, val: Reg, d: Reg,
                    pred: Reg | None) -> None:
     b = e.fn.reg(f"b{bits}")
     e.fn.emit(f"mov.b{bits} {b}, {val}")
@@ -132,8 +135,8 @@ def _float_max_min(e: Emitter, kind: str, scope: str, bits: int, addr: Reg, val:
     other = "min" if kind == "max" else "max"
     old = e.fn.reg(f"b{bits}")
     e.fn.emit(f"mov.b{bits} {old}, 0")
-    e.fn.emit(f"atom{scope}.{kind}.s{bits} {old}, [{addr}], {b}", pos)
-    e.fn.emit(f"atom{scope}.{other}.u{bits} {old}, [{addr}], {b}", neg)
+    e.fn.emit(f"atom{qual}.{kind}.s{bits} {old}, [{addr}], {b}", pos)
+    e.fn.emit(f"atom{qual}.{other}.u{bits} {old}, [{addr}], {b}", neg)
     e.fn.emit(f"mov.b{bits} {d}, {old}")
 
 

@@ -39,8 +39,8 @@ from .isa import TARGETS, NvidiaTarget
 
 # What each target has. Sources: PTX ISA "Target ISA notes" -- wgmma.mma_async needs
 # sm_90a (it is not in sm_100a's feature set: Blackwell's MMA is tcgen05), tcgen05.* and
-# tensor memory need sm_100a; cp.async.bulk.tensor, mbarrier transactions, clusters and
-# named barriers exist on both.
+# tensor memory need sm_100a; cp.async.bulk.tensor, mbarrier transactions, clusters,
+# named barriers and vector atomics (atom.global.add.noftz.v8.f16: sm_90, PTX 8.1) exist on both.
 CAPABILITIES: dict[str, Capabilities] = {
     "sm_90a": Capabilities(tma=True, wgmma=True, clusters=True, mbarriers=True, named_barriers=True,
                            vector_atomics=True),

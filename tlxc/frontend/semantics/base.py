@@ -151,7 +151,7 @@ def dtype_arg(v: Any, what: str = "dtype") -> DType | PointerType:
     v = unwrap(v)
     if not isinstance(v, (DType, PointerType)):
         if isinstance(v, NotYetDType):
-            fail("TLXC-NAME-002", f"tl.{v.tl_name} is not supported by tlxc yet")
+            fail("TLXC-NAME-002", v.refusal)
         fail("TLXC-TYPE-001", f"{what} must be a dtype such as tl.float32, got {describe(v)}")
     return v
 
