@@ -39,14 +39,19 @@ CLUSTER_CONFIGS = [  # (BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, num_warps): examp
     (128, 256, 64, 3, 8),
     (128, 128, 64, 4, 8),
 ]
-WS_CONFIGS = [  # (BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, consumers, GROUP_M, EPI_SPLIT): examples/hopper_gemm_ws.py
-    (128, 256, 64, 3, 2, 8, 1),
-    (128, 256, 64, 4, 2, 8, 2),
-    (128, 256, 64, 3, 2, 8, 2),
+# examples/hopper_gemm_ws.py: (BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES, consumers, GROUP_M, EPI_SPLIT, CLUSTER)
+WS_CONFIGS = [
+    (128, 256, 64, 3, 2, 8, 1, 1),
+    (128, 256, 64, 4, 2, 8, 2, 1),
+    (128, 256, 64, 3, 2, 8, 2, 1),
+    (128, 256, 64, 4, 2, 8, 2, 2),
+    (128, 256, 64, 3, 2, 8, 2, 2),
 ]
 FP8_CONFIGS = [  # the same, for fp8 e4m3 (B given as B^T, a bf16 result)
-    (128, 256, 128, 4, 2, 8, 2),
-    (128, 256, 128, 3, 2, 8, 1),
+    (128, 256, 128, 4, 2, 8, 2, 1),
+    (128, 256, 128, 3, 2, 8, 1, 1),
+    (128, 256, 128, 4, 2, 8, 2, 2),
+    (128, 256, 128, 3, 2, 8, 2, 2),
 ]
 
 
@@ -78,13 +83,13 @@ def fp8_runs(M: int, N: int, K: int) -> dict[str, Callable[[], Any]]:
         "cublas": lambda: torch._scaled_mm(a, bt.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)}
     ws = load_example("hopper_gemm_ws")
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    for bm, bn, bk, st, nc, gm, split in FP8_CONFIGS:
+    for bm, bn, bk, st, nc, gm, split, cl in FP8_CONFIGS:
         c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
 
-        def run_ws(c=c, bm=bm, bn=bn, bk=bk, st=st, nc=nc, gm=gm, split=split) -> Any:
+        def run_ws(c=c, bm=bm, bn=bn, bk=bk, st=st, nc=nc, gm=gm, split=split, cl=cl) -> Any:
             return ws.launch(a, bt, c, block=(bm, bn, bk), stages=st, consumers=nc, num_sms=sms, group_m=gm,
-                             epi_split=split, b_kmajor=True)
-        runs[f"tlxc ws {bm}x{bn}x{bk} s{st} c{nc} g{gm} e{split}"] = run_ws
+                             epi_split=split, b_kmajor=True, cluster=cl)
+        runs[f"tlxc ws {bm}x{bn}x{bk} s{st} c{nc} g{gm} e{split}" + (f" cluster{cl}" if cl > 1 else "")] = run_ws
     return runs
 
 
@@ -108,13 +113,13 @@ def gemm_runs(M: int, N: int, K: int, dtype: str) -> dict[str, Callable[[], Any]
         runs[f"tlxc cluster2 {bm}x{bn}x{bk} s{st} w{nw}"] = run_cl
     ws = load_example("hopper_gemm_ws")
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    for bm, bn, bk, st, nc, gm, split in WS_CONFIGS:
+    for bm, bn, bk, st, nc, gm, split, ncl in WS_CONFIGS:
         c = torch.empty(M, N, device="cuda", dtype=dt)
 
-        def run_ws(c=c, bm=bm, bn=bn, bk=bk, st=st, nc=nc, gm=gm, split=split) -> Any:
+        def run_ws(c=c, bm=bm, bn=bn, bk=bk, st=st, nc=nc, gm=gm, split=split, ncl=ncl) -> Any:
             return ws.launch(a, b, c, block=(bm, bn, bk), stages=st, consumers=nc, num_sms=sms, group_m=gm,
-                             epi_split=split)
-        runs[f"tlxc ws {bm}x{bn}x{bk} s{st} c{nc} g{gm} e{split}"] = run_ws
+                             epi_split=split, cluster=ncl)
+        runs[f"tlxc ws {bm}x{bn}x{bk} s{st} c{nc} g{gm} e{split}" + (f" cluster{ncl}" if ncl > 1 else "")] = run_ws
     for bm, bn, bk, st, nw in TMA_CONFIGS:
         c = torch.empty(M, N, device="cuda", dtype=dt)
         ad = tlxc.TensorDescriptor.from_tensor(a, [bm, bk])

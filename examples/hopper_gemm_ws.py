@@ -46,11 +46,22 @@ def _tile_coords(tile, tiles_m, tiles_n, GROUP_M: tl.constexpr):
 
 
 @tlxc.jit
+def _release(bar, rank, CLUSTER: tl.constexpr):
+    """Release a stage: arrive on its ``empty`` barrier in every CTA of the cluster (each
+    CTA's producer writes into all of them with its multicast)."""
+    tlx.barrier_arrive(bar)
+    for peer in tl.static_range(1, CLUSTER):
+        tlx.barrier_arrive(bar, remote_cta_rank=(rank + peer) % CLUSTER)
+
+
+@tlxc.jit
 def matmul_ws(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
               BLOCK_K: tl.constexpr, NUM_STAGES: tl.constexpr, NUM_CONSUMERS: tl.constexpr, NUM_SMS: tl.constexpr,
-              GROUP_M: tl.constexpr = 8, EPI_SPLIT: tl.constexpr = 1, B_KMAJOR: tl.constexpr = False):
+              GROUP_M: tl.constexpr = 8, EPI_SPLIT: tl.constexpr = 1, B_KMAJOR: tl.constexpr = False,
+              CLUSTER: tl.constexpr = 1):
     ROWS: tl.constexpr = BLOCK_M // NUM_CONSUMERS  # each consumer's rows of the tile
     EPI_N: tl.constexpr = BLOCK_N // EPI_SPLIT  # the columns of one epilogue store
+    B_PART: tl.constexpr = BLOCK_N // CLUSTER  # the B columns this CTA loads (for the cluster)
     dtype = tlx.dtype_of(a_desc)
     a_bufs = tlx.local_alloc((ROWS, BLOCK_K), dtype, NUM_STAGES * NUM_CONSUMERS)
     if B_KMAJOR:  # b_desc describes B^T (N x K): the operand order fp8 wgmma reads
@@ -59,20 +70,28 @@ def matmul_ws(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: t
         b_bufs = tlx.local_alloc((BLOCK_K, BLOCK_N), dtype, NUM_STAGES)
     c_bufs = tlx.local_alloc((ROWS, EPI_N), tlx.dtype_of(c_desc), NUM_CONSUMERS)  # one per consumer
     full = tlx.alloc_barriers(NUM_STAGES, arrive_count=1)
-    empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=NUM_CONSUMERS)
+    # a stage is free again once every consumer of every CTA of the cluster released it
+    empty = tlx.alloc_barriers(NUM_STAGES, arrive_count=NUM_CONSUMERS * CLUSTER)
     stage_bytes: tl.constexpr = (BLOCK_M * BLOCK_K + BLOCK_K * BLOCK_N) * tlx.size_of(dtype)
-    tiles_m = tl.cdiv(M, BLOCK_M)
+    # A cluster of CLUSTER CTAs walks the tiles as one: its CTAs take the CLUSTER row tiles
+    # of one "super tile" (CLUSTER * BLOCK_M rows, the same columns).
+    if CLUSTER > 1:
+        rank = tlx.cluster_cta_rank()
+    else:
+        rank = 0
+    tiles_m = tl.cdiv(M, BLOCK_M * CLUSTER)
     tiles_n = tl.cdiv(N, BLOCK_N)
     num_tiles = tiles_m * tiles_n
     k_tiles = tl.cdiv(K, BLOCK_K)
-    first = tl.program_id(0)
+    first = tl.program_id(0) // CLUSTER
+    STRIDE: tl.constexpr = NUM_SMS // CLUSTER
 
     with tlx.async_tasks():
         with tlx.async_task("default"):  # the producer
             count = 0
-            for tile in range(first, num_tiles, NUM_SMS):
+            for tile in range(first, num_tiles, STRIDE):
                 pid_m, pid_n = _tile_coords(tile, tiles_m, tiles_n, GROUP_M)
-                off_m = pid_m * BLOCK_M
+                off_m = (pid_m * CLUSTER + rank) * BLOCK_M
                 off_n = pid_n * BLOCK_N
                 for k in range(0, k_tiles):
                     buf, phase = get_bufidx_phase(count, NUM_STAGES)
@@ -81,17 +100,27 @@ def matmul_ws(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: t
                     for g in tl.static_range(NUM_CONSUMERS):
                         tlx.async_descriptor_load(a_desc, a_bufs[buf * NUM_CONSUMERS + g],
                                                   [off_m + g * ROWS, k * BLOCK_K], full[buf])
-                    if B_KMAJOR:
-                        tlx.async_descriptor_load(b_desc, b_bufs[buf], [off_n, k * BLOCK_K], full[buf])
-                    else:
-                        tlx.async_descriptor_load(b_desc, b_bufs[buf], [k * BLOCK_K, off_n], full[buf])
+                    if CLUSTER == 1:
+                        if B_KMAJOR:
+                            tlx.async_descriptor_load(b_desc, b_bufs[buf], [off_n, k * BLOCK_K], full[buf])
+                        else:
+                            tlx.async_descriptor_load(b_desc, b_bufs[buf], [k * BLOCK_K, off_n], full[buf])
+                    else:  # this CTA's part of B, multicast into the same place of every CTA's stage
+                        if B_KMAJOR:
+                            part = tlx.local_slice(b_bufs[buf], [rank * B_PART, 0], [B_PART, BLOCK_K])
+                            tlx.async_descriptor_load(b_desc, part, [off_n + rank * B_PART, k * BLOCK_K], full[buf],
+                                                      multicast_targets=list(range(CLUSTER)))
+                        else:
+                            part = tlx.local_slice(b_bufs[buf], [0, rank * B_PART], [BLOCK_K, B_PART])
+                            tlx.async_descriptor_load(b_desc, part, [k * BLOCK_K, off_n + rank * B_PART], full[buf],
+                                                      multicast_targets=list(range(CLUSTER)))
                     count += 1
         with tlx.async_task(num_warps=4, registers=232, replicate=NUM_CONSUMERS):  # the consumers
             g = tlx.async_task_replica_id()
             count = 0
-            for tile in range(first, num_tiles, NUM_SMS):
+            for tile in range(first, num_tiles, STRIDE):
                 pid_m, pid_n = _tile_coords(tile, tiles_m, tiles_n, GROUP_M)
-                off_m = pid_m * BLOCK_M
+                off_m = (pid_m * CLUSTER + rank) * BLOCK_M
                 off_n = pid_n * BLOCK_N
                 acc = tl.zeros((ROWS, BLOCK_N), dtype=tl.float32)
                 prev = 0
@@ -104,11 +133,11 @@ def matmul_ws(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: t
                         acc = tlx.async_dot(a_bufs[buf * NUM_CONSUMERS + g], b_bufs[buf], acc)
                     acc = tlx.async_dot_wait(1, acc)  # the previous step's wgmma is done
                     if k > 0:
-                        tlx.barrier_arrive(empty[prev])
+                        _release(empty[prev], rank, CLUSTER)
                     prev = buf
                     count += 1
                 acc = tlx.async_dot_wait(0, acc)
-                tlx.barrier_arrive(empty[prev])
+                _release(empty[prev], rank, CLUSTER)
                 # The epilogue does not wait for its TMA stores: the next tile's wgmmas start
                 # while they run. Only a reuse of the consumer's buffer waits for the store
                 # that reads it (store_wait(0): the bulk reads of this thread's stores are done).
@@ -129,22 +158,24 @@ def matmul_ws(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: t
 
 
 def launch(a, b, c, block=(128, 128, 64), stages=3, consumers=2, num_sms=132, group_m=8, epi_split=1,
-           b_kmajor=False, run=None):
+           b_kmajor=False, cluster=1, run=None):
     """``c = a @ b`` (``run``: ``matmul_ws`` or ``matmul_ws.interpret``), persistent over
     ``num_sms`` programs; tiles in groups of ``group_m`` rows, the epilogue stored in
     ``epi_split`` (1 or 2) column blocks. ``b_kmajor``: ``b`` is given as B^T (N x K),
-    as fp8 needs."""
+    as fp8 needs. ``cluster`` > 1: clusters of that many CTAs along M share each B block
+    through TMA multicast (``num_sms`` is rounded down to whole clusters)."""
     (M, K) = a.shape
     N = b.shape[0] if b_kmajor else b.shape[1]
     bm, bn, bk = block
     a_d = tlxc.TensorDescriptor.from_tensor(a, [bm // consumers, bk])
-    b_d = tlxc.TensorDescriptor.from_tensor(b, [bn, bk] if b_kmajor else [bk, bn])
+    b_d = tlxc.TensorDescriptor.from_tensor(b, [bn // cluster, bk] if b_kmajor else [bk, bn // cluster])
     c_d = tlxc.TensorDescriptor.from_tensor(c, [bm // consumers, bn // epi_split])
-    tiles = tlxc.cdiv(M, bm) * tlxc.cdiv(N, bn)
-    grid = (min(num_sms, tiles),)
+    tiles = tlxc.cdiv(M, bm * cluster) * tlxc.cdiv(N, bn)  # one per cluster
+    grid = (min(num_sms // cluster, tiles) * cluster,)
+    extra = {"ctas_per_cga": (cluster, 1, 1)} if cluster > 1 else {}
     (run or matmul_ws)[grid](a_d, b_d, c_d, M, N, K, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, NUM_STAGES=stages,
                              NUM_CONSUMERS=consumers, NUM_SMS=grid[0], GROUP_M=group_m, EPI_SPLIT=epi_split,
-                             B_KMAJOR=b_kmajor, num_warps=4)
+                             B_KMAJOR=b_kmajor, CLUSTER=cluster, num_warps=4, **extra)
     return c
 
 
@@ -170,6 +201,20 @@ def test_matmul_ws(M: int, N: int, K: int, consumers: int, stages: int, sms: int
     block = (64 * consumers, 64, 64)
     c = matmul(a, b, block=block, stages=stages, consumers=consumers, num_sms=sms, group_m=group_m,
                epi_split=epi_split)
+    np.testing.assert_allclose(c.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32),
+                               rtol=1e-2, atol=3e-2)
+
+
+@pytest.mark.parametrize("M, N, K, sms, b_kmajor", [(512, 128, 192, 4, False), (384, 256, 128, 2, False),
+                                                      (256, 128, 128, 4, True)])
+def test_matmul_ws_cluster(M: int, N: int, K: int, sms: int, b_kmajor: bool) -> None:
+    """Clusters of two CTAs sharing B through multicast; ragged super tiles (384 rows are
+    one and a half) and clusters that get no tile."""
+    rng = np.random.default_rng(M + N + K + sms)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = matmul(a, np.ascontiguousarray(b.T) if b_kmajor else b, block=(128, 128, 64), stages=2, num_sms=sms,
+               group_m=2, cluster=2, b_kmajor=b_kmajor)
     np.testing.assert_allclose(c.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32),
                                rtol=1e-2, atol=3e-2)
 

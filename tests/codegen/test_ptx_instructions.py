@@ -37,7 +37,8 @@ def test_texts() -> None:
     assert insn.mbarrier_init(insn.offset_address(bar, 8), 1) == "mbarrier.init.shared::cta.b64 [%r1+8], 1"
     assert insn.mbarrier_arrive(bar) == "mbarrier.arrive.shared::cta.b64 _, [%r1]"
     assert insn.mbarrier_arrive(bar, 3) == "mbarrier.arrive.shared::cta.b64 _, [%r1], 3"
-    assert insn.mbarrier_arrive(bar, space="shared::cluster") == \
+    assert insn.mbarrier_arrive(bar, space="shared::cluster") == "mbarrier.arrive.shared::cluster.b64 _, [%r1]"
+    assert insn.mbarrier_arrive(bar, space="shared::cluster", cluster_release=True) == \
         "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r1]"
     assert insn.mbarrier_arrive_expect_tx(bar, 16384) == "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r1], 16384"
     assert insn.mbarrier_try_wait_parity("%p1", bar, r("%r2")) == \

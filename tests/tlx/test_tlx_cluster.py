@@ -327,8 +327,14 @@ def test_async_remote_store_ptx() -> None:
 def test_remote_store_and_arrive_ptx() -> None:
     ptx = _compile(K.swap_sync, "*fp32:16,*fp32:16", {"N": 128}).asm["ptx"]
     assert _lines(ptx, r"st\.shared::cluster") and not _lines(ptx, r"st\.async")
+    # data stored into the peer before the arrive: released to the cluster
     ptx = _compile(K.remote_arrive, "*fp32:16,*fp32:16", {"N": 128}).asm["ptx"]
     assert _lines(ptx, r"mbarrier\.arrive\.release\.cluster\.shared::cluster\.b64 _, \[%r\d+\]")
+    # nothing stored into a peer: PTX's default release at CTA scope (ptxas makes a cluster
+    # release a MEMBAR.ALL.GPU, which cost a clustered GEMM a third of its speed)
+    ptx = _compile(K.release_to_peer, "*fp32:16,*fp32:16", {"N": 128}).asm["ptx"]
+    assert _lines(ptx, r"mbarrier\.arrive\.shared::cluster\.b64 _, \[%r\d+\]")
+    assert ".release.cluster.shared::cluster" not in ptx
 
 
 def test_multicast_tma_ptx() -> None:

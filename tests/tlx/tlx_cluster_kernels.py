@@ -64,6 +64,20 @@ def remote_arrive(x_ptr, y_ptr, N: tl.constexpr):
 
 
 @tlxc.jit
+def release_to_peer(x_ptr, y_ptr, N: tl.constexpr):
+    """CTA 1 only tells CTA 0 that it is done (no data crosses): the arrive releases at CTA
+    scope, as a ring's consumer handing a stage back."""
+    rank = tlx.cluster_cta_rank()
+    bars = tlx.alloc_barriers(1, arrive_count=1)
+    offs = tl.arange(0, N)
+    if rank == 1:
+        tlx.barrier_arrive(bars[0], remote_cta_rank=0)
+    else:
+        tlx.barrier_wait(bars[0], 0)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+
+
+@tlxc.jit
 def multicast_tile(desc, y_ptr, BM: tl.constexpr, BN: tl.constexpr, OTHER: tl.constexpr = 1):
     """CTA 0 loads one tile with TMA multicast into both CTAs' buffers; each waits on its
     own barrier and stores the tile into its half of y."""

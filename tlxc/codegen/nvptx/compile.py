@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...ir import ops
 from ...ir.analysis.axis_analysis import analyze
 from ...ir.passes import smem_alloc
 from ...ir.passes.options import PassOptions
@@ -97,6 +98,7 @@ def emit(module, info: NvidiaTargetInfo, timings: dict[str, float] | None = None
         fn.cluster = tuple(func.attrs["cluster_dims"])  # type: ignore[assignment]
     e.tensormaps = tensormaps
     e.fp_fusion = fp_fusion
+    e.remote_stores = e.clustered and any(isinstance(o, ops.RemoteStoreOp) for o in func.walk())
     e.smem = plan
     e.scratch_offset = plan.scratch_offset
     e.axis = analyze(func)

@@ -118,6 +118,9 @@ class Emitter:
     cluster_dims: tuple[int, ...] = ()
     # Triton's num_ctas: each program is a cluster of this many CTAs (program ids count clusters)
     num_ctas: int = 1
+    # the kernel writes a peer's shared memory with plain stores (``remote_store``): its
+    # remote mbarrier arrives must then release at cluster scope (``lower_sync.barrier_arrive``)
+    remote_stores: bool = False
     # the warps that run the code being emitted (``enter``), and each scope's per-thread values
     scope: Scope | None = None
     _scoped: dict[Scope, tuple[dict, dict]] = field(default_factory=dict)

@@ -77,16 +77,20 @@ def mbarrier_init(addr: Operand, count: int) -> str:
     return f"mbarrier.init.shared::cta.b64 [{addr}], {count}"
 
 
-def mbarrier_arrive(addr: Operand, count: int = 1, *, space: str = "shared::cta", state: Operand = "_") -> str:
-    """``mbarrier.arrive.{space}.b64 state, [addr]{, count}`` (``_SYNC + "mbarrier-arrive"``).
-    The count is spelled only when it is not 1; a remote (``shared::cluster``) arrive
-    returns no state (``_``) and releases at cluster scope (``.release.cluster``), so the
-    peer that waits sees what this CTA wrote before it."""
+def mbarrier_arrive(addr: Operand, count: int = 1, *, space: str = "shared::cta", state: Operand = "_",
+                    cluster_release: bool = False) -> str:
+    """``mbarrier.arrive{.release.cluster}.{space}.b64 state, [addr]{, count}`` (``_SYNC +
+    "mbarrier-arrive"``). The count is spelled only when it is not 1; a remote
+    (``shared::cluster``) arrive returns no state (``_``). Without ``cluster_release`` the
+    arrive has PTX's default semantics, a release at CTA scope (what a stage's consumer
+    needs to hand it back, as CUTLASS's and TLX's remote arrives); with it, at cluster
+    scope, so that a peer that waits sees what this thread stored into its shared memory
+    before -- ptxas makes that a ``MEMBAR.ALL.GPU``, microseconds in a loop."""
     _choice(space, "mbarrier.arrive state space", _MBAR_SPACES)
     _count(count, "mbarrier.arrive count", 1, _MBARRIER_COUNT_MAX)
     if space == "shared::cluster" and str(state) != "_":
         raise PtxOperandError("a shared::cluster mbarrier.arrive has no state result: pass '_'")
-    sem = ".release.cluster" if space == "shared::cluster" else ""
+    sem = ".release.cluster" if cluster_release else ""
     return f"mbarrier.arrive{sem}.{space}.b64 {state}, [{addr}]" + (f", {count}" if count != 1 else "")
 
 

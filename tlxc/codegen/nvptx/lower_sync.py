@@ -120,10 +120,12 @@ def barrier_arrive(e: Emitter, op: Operation) -> None:
     bar = e.get(op.operands[0]).regs[0]
     count = op.attrs["count"]
     rank = op.operand("remote_rank")
-    if rank is not None:  # the peer's copy of the barrier, released to the cluster
+    if rank is not None:  # the peer's copy of the barrier
         peer = e.fn.reg("b32")
         e.fn.emit(insn.mapa(peer, bar, e.get(rank).regs[0]))
-        text = insn.mbarrier_arrive(peer, count, space="shared::cluster")
+        # released to the whole cluster only where the kernel stores into a peer's shared
+        # memory (what the peer reads after its wait); otherwise at CTA scope, as TLX
+        text = insn.mbarrier_arrive(peer, count, space="shared::cluster", cluster_release=e.remote_stores)
     else:
         text = insn.mbarrier_arrive(bar, count)
     if t.warp:
