@@ -109,6 +109,31 @@ def test_eviction_policies_are_l1_priorities_and_l2_cache_hints(arch: str) -> No
 
 
 @tlxc.jit
+def stage_of(y_ptr, n, u, STAGES: tl.constexpr):
+    for i in range(n):
+        tl.store(y_ptr + 4 * i, i % STAGES)
+        tl.store(y_ptr + 4 * i + 1, i // STAGES)
+        tl.store(y_ptr + 4 * i + 2, (i // -7) % 1000)
+        tl.store(y_ptr + 4 * i + 3, (u // STAGES).to(tl.int32))
+
+
+def test_division_by_a_constant_spells_the_divisor(arch: str) -> None:
+    """``count % NUM_STAGES`` and ``// NUM_STAGES`` divide by an immediate: ptxas makes that
+    a multiply-high, while a divisor in a register (even one just set by ``mov``) gets its
+    generic reciprocal sequence on every trip of a ring's loop. Unsigned divisors are
+    spelled as unsigned numbers."""
+    ptx = _ptx(stage_of, "*i32:16,i32,u32", (("STAGES", 3),), arch)
+    filecheck(ptx, test_division_by_a_constant_spells_the_divisor, arch)
+    # CHECK-LABEL: .visible .entry stage_of(
+    # CHECK:       rem.s32 {{%r[0-9]+}}, {{%r[0-9]+}}, 3;
+    # CHECK:       div.s32 {{%r[0-9]+}}, {{%r[0-9]+}}, 3;
+    # CHECK:       div.s32 {{%r[0-9]+}}, {{%r[0-9]+}}, -7;
+    # CHECK:       rem.s32 {{%r[0-9]+}}, {{%r[0-9]+}}, 1000;
+    # CHECK:       div.u32 {{%r[0-9]+}}, {{%r[0-9]+}}, 3;
+    # CHECK-NOT:   {{(div|rem)}}.{{[su]}}32 {{%r[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}};
+
+
+@tlxc.jit
 def wrapped_rows(x_ptr, y_ptr, N, SHIFT, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     first = (pid - SHIFT) * BLOCK  # of unknown sign, as in the grouped GEMM ordering

@@ -16,9 +16,12 @@ from __future__ import annotations
 import struct
 from typing import Callable
 
+import numpy as np
+
 from ...errors import CompilationError
 from ...ir import ops
 from ...ir.core import Operation
+from ...ir.passes.rewrite import constant_of
 from ...ir.types import DType, Kind, PointerType, float32
 from .. import access
 from . import lower_math
@@ -178,6 +181,7 @@ def binary(e: Emitter, op: Operation) -> None:
     if name == "rem" and e.axis is not None and op in e.axis.assumed_non_negative:
         trap_if_negative(e, e.get(op.lhs).regs, cls)
     sums: dict[tuple[str, str], Reg] = {}  # x + base, once per pair (see offset_sum)
+    divisor = constant_divisor(op, t) if name in ("idiv", "rem") and cls in ("b32", "b64") else None
 
     def int_body(a: list[Reg]) -> Reg:
         if name == "add" and cls == "b32":
@@ -196,10 +200,22 @@ def binary(e: Emitter, op: Operation) -> None:
             kind = "shl.b" if name == "shl" else ("shr.s" if t.kind == Kind.INT else "shr.u")
             e.fn.emit(f"{kind}{max(16, t.bits)} {d}, {a[0]}, {amount}")
         else:
-            e.fn.emit(f"{_INT_OPS[name]}.{s} {d}, {a[0]}, {a[1]}")
+            e.fn.emit(f"{_INT_OPS[name]}.{s} {d}, {a[0]}, {a[1] if divisor is None else divisor}")
         return normalize8(e, t, d)
 
     return elementwise(e, op, int_body)
+
+
+def constant_divisor(op: Operation, t: DType) -> int | None:
+    """The divisor of an integer ``//`` or ``%`` when it is a nonzero constant (a
+    ``NUM_STAGES``, a ``GROUP_M``), to be spelled as an immediate: ptxas turns a division
+    by an immediate into a multiply-high and shifts, but one by a register -- even a
+    register that a ``mov`` just set to 3 -- into its generic reciprocal sequence (a
+    conversion, an MUFU.RCP and a dozen integer ops on every loop trip)."""
+    c = constant_of(op.rhs)
+    if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or int(c) == 0:
+        return None
+    return int(c) & ((1 << t.bits) - 1) if t.kind == Kind.UINT else int(c)
 
 
 def offset_sum(e: Emitter, a: Reg, b: Reg, sums: dict[tuple[str, str], Reg]) -> Reg | None:
