@@ -117,20 +117,25 @@ def stage_of(y_ptr, n, u, STAGES: tl.constexpr):
         tl.store(y_ptr + 4 * i + 3, (u // STAGES).to(tl.int32))
 
 
-def test_division_by_a_constant_spells_the_divisor(arch: str) -> None:
-    """``count % NUM_STAGES`` and ``// NUM_STAGES`` divide by an immediate: ptxas makes that
-    a multiply-high, while a divisor in a register (even one just set by ``mov``) gets its
-    generic reciprocal sequence on every trip of a ring's loop. Unsigned divisors are
-    spelled as unsigned numbers."""
+def test_division_by_a_constant_is_a_multiply_high(arch: str) -> None:
+    """``count % NUM_STAGES`` and ``// NUM_STAGES`` divide by a constant: a multiply-high
+    and shifts (``codegen/nvptx/const_division.py``), as LLVM makes them for nvcc and
+    Triton. ptxas itself compiles every ``div``/``rem``, even by an immediate, into its
+    generic reciprocal sequence. A dividend known non-negative (the loop counter)
+    divides as unsigned; a negative divisor negates."""
     ptx = _ptx(stage_of, "*i32:16,i32,u32", (("STAGES", 3),), arch)
-    filecheck(ptx, test_division_by_a_constant_spells_the_divisor, arch)
+    filecheck(ptx, test_division_by_a_constant_is_a_multiply_high, arch)
     # CHECK-LABEL: .visible .entry stage_of(
-    # CHECK:       rem.s32 {{%r[0-9]+}}, {{%r[0-9]+}}, 3;
-    # CHECK:       div.s32 {{%r[0-9]+}}, {{%r[0-9]+}}, 3;
-    # CHECK:       div.s32 {{%r[0-9]+}}, {{%r[0-9]+}}, -7;
-    # CHECK:       rem.s32 {{%r[0-9]+}}, {{%r[0-9]+}}, 1000;
-    # CHECK:       div.u32 {{%r[0-9]+}}, {{%r[0-9]+}}, 3;
-    # CHECK-NOT:   {{(div|rem)}}.{{[su]}}32 {{%r[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}};
+    # CHECK-NOT:   {{(div|rem)}}.{{[su]}}32
+    # CHECK:       mul.hi.u32 [[T:%r[0-9]+]], [[I:%r[0-9]+]], 0xaaaaaaab;
+    # CHECK-NEXT:  shr.u32 [[Q:%r[0-9]+]], [[T]], 1;
+    # CHECK-NEXT:  mul.lo.s32 [[QD:%r[0-9]+]], [[Q]], 3;
+    # CHECK-NEXT:  sub.s32 {{%r[0-9]+}}, [[I]], [[QD]];
+    # CHECK:       mul.hi.s32 {{%r[0-9]+}}, [[I]], -1840700269;
+    # CHECK:       neg.s32
+    # CHECK-NOT:   {{(div|rem)}}.{{[su]}}32
+    # CHECK:       mul.hi.u32 {{%r[0-9]+}}, {{%r[0-9]+}}, 0xaaaaaaab;
+    # CHECK-NOT:   {{(div|rem)}}.{{[su]}}32
 
 
 @tlxc.jit

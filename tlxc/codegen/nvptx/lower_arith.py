@@ -24,7 +24,7 @@ from ...ir.core import Operation
 from ...ir.passes.rewrite import constant_of
 from ...ir.types import DType, Kind, PointerType, float32
 from .. import access
-from . import lower_math
+from . import const_division, lower_math
 from .emitter import Emitter, lowers
 from .ptx import Reg, int_suffix, reg_class
 
@@ -182,6 +182,11 @@ def binary(e: Emitter, op: Operation) -> None:
         trap_if_negative(e, e.get(op.lhs).regs, cls)
     sums: dict[tuple[str, str], Reg] = {}  # x + base, once per pair (see offset_sum)
     divisor = constant_divisor(op, t) if name in ("idiv", "rem") and cls in ("b32", "b64") else None
+    steps = None
+    if divisor is not None:
+        non_negative = e.axis is not None and op.lhs in e.axis and e.axis.info(op.lhs).non_negative
+        steps = const_division.plan(divisor, t.bits, t.kind == Kind.INT,
+                                    name == "rem", non_negative)
 
     def int_body(a: list[Reg]) -> Reg:
         if name == "add" and cls == "b32":
@@ -199,6 +204,8 @@ def binary(e: Emitter, op: Operation) -> None:
                 e.fn.emit(f"cvt.u32.u{max(16, t.bits)} {amount}, {a[1]}")
             kind = "shl.b" if name == "shl" else ("shr.s" if t.kind == Kind.INT else "shr.u")
             e.fn.emit(f"{kind}{max(16, t.bits)} {d}, {a[0]}, {amount}")
+        elif steps is not None:
+            return emit_division(e, steps, a[0], cls, t.bits)
         else:
             e.fn.emit(f"{_INT_OPS[name]}.{s} {d}, {a[0]}, {a[1] if divisor is None else divisor}")
         return normalize8(e, t, d)
@@ -208,10 +215,9 @@ def binary(e: Emitter, op: Operation) -> None:
 
 def constant_divisor(op: Operation, t: DType) -> int | None:
     """The divisor of an integer ``//`` or ``%`` when it is a nonzero constant (a
-    ``NUM_STAGES``, a ``GROUP_M``), to be spelled as an immediate: ptxas turns a division
-    by an immediate into a multiply-high and shifts, but one by a register -- even a
-    register that a ``mov`` just set to 3 -- into its generic reciprocal sequence (a
-    conversion, an MUFU.RCP and a dozen integer ops on every loop trip)."""
+    ``NUM_STAGES``, a ``GROUP_M``): such a division is a multiply-high and shifts
+    (``const_division``), not ptxas's generic sequence (a conversion, an MUFU.RCP and a
+    dozen integer ops on every loop trip, which it emits even for an immediate divisor)."""
     c = constant_of(op.rhs)
     if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or int(c) == 0:
         return None
@@ -661,3 +667,21 @@ def convert_fp8(e: Emitter, op: Operation, src: DType, dst: DType, x: Reg, round
     from ...ir.types import float16
 
     return convert_reg(e, op, float16, dst, h, rounding) if dst.ir_name != "f16" else h
+
+
+_DIV_OPS = {"add": "add.s", "sub": "sub.s", "mul.lo": "mul.lo.s", "mul.hi.u": "mul.hi.u", "mul.hi.s": "mul.hi.s",
+            "shr.u": "shr.u", "shr.s": "shr.s", "and": "and.b", "neg": "neg.s"}
+
+
+def emit_division(e: Emitter, steps: list[const_division.Step], x: Reg, cls: str, bits: int) -> Reg:
+    """The PTX of a ``const_division`` plan on ``x``; its result register."""
+    env = {"x": x}
+    for st in steps:
+        d = e.fn.reg(cls)
+        b = env[st.b] if isinstance(st.b, str) else st.b
+        if b is not None and not isinstance(b, Reg) and st.op in ("mul.hi.u", "and"):
+            b = hex(b & ((1 << bits) - 1))  # an unsigned bit pattern
+        args = f"{env[st.a]}" + ("" if b is None else f", {b}")
+        e.fn.emit(f"{_DIV_OPS[st.op]}{bits} {d}, {args}")
+        env[st.dst] = d
+    return env[steps[-1].dst]
