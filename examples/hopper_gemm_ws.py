@@ -20,6 +20,14 @@ Each stage's phase follows from a running count of the steps done
 ``(count // NUM_STAGES) & 1``), so the ring keeps going across tiles. The kernel is
 persistent: ``NUM_SMS`` CTAs walk the tiles with a stride of ``NUM_SMS``.
 
+``CLUSTER=2`` (launched with ``ctas_per_cga=(2, 1, 1)``) pairs the CTAs: the two CTAs of a
+cluster take the two row tiles of a ``2 * BLOCK_M`` "super tile", which share their B
+block. Each producer loads its own A rows and *half* of B with a TMA multicast that lands
+in both CTAs' stage, so each CTA's ``full`` barrier expects the whole B; a stage is free
+again only when the consumers of *both* CTAs released it (each consumer arrives on its
+own CTA's ``empty`` and on the peer's, which expects ``2 * NUM_CONSUMERS`` arrivals:
+"arrive remote, wait local").
+
 Run ``python examples/hopper_gemm_ws.py`` to multiply two matrices on the CPU
 interpreter, where the partitions run as cooperative tasks.
 """
