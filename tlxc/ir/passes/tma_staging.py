@@ -5,10 +5,11 @@ one-barrier ``barrier_alloc``, ``barrier_expect`` of the block's bytes, ``tma_lo
 ``barrier_wait`` on phase 0 and ``local_load``. ``desc.store(coords, value)``
 (``descriptor_store``) becomes: ``local_alloc``, ``local_store``, ``tma_store`` and
 ``tma_store_wait(0)`` (the hazard pass adds the barrier and proxy fence between the
-store to shared memory and the TMA read). A store inside a loop (outside warp-specialized
-partitions) keeps its staging buffer for the whole loop and waits only before it writes
-the buffer again and after the loop: the TMA engine reads one tile's result while the
-next tile is computed, as Triton does in its persistent matmul. The barrier is
+store to shared memory and the TMA read). A store inside a loop keeps its staging buffer
+for the whole loop and waits only before it writes the buffer again and after the loop:
+the TMA engine reads one tile's result while the next tile is computed, as Triton does in
+its persistent matmul. In a warp-specialized kernel the loop is the outermost one inside
+the storing partition (a persistent consumer's loop over tiles). The barrier is
 initialized at the point of use, so every use starts at phase 0, also inside loops.
 
 Descriptor loads that feed ``tl.dot`` in a pipelined loop never get here: the
@@ -73,12 +74,13 @@ def _stage_load(op: DescriptorLoadOp) -> None:
 
 
 def _outermost_loop(op: Operation) -> Operation | None:
-    """The outermost ``for``/``while`` around ``op``, outside any warp-specialized
-    partition (there the user's partitions own the timing)."""
-    if enclosing_partition(op) is not None:
-        return None
+    """The outermost ``for``/``while`` around ``op`` inside ``op``'s own partition (the
+    staging buffer and its waits stay with the warps that store: a consumer partition
+    of a persistent warp-specialized kernel, each replica with its own buffer)."""
+    inside = enclosing_partition(op)
+    tasks = inside[0] if inside is not None else None
     found, cur = None, op.parent.parent_op if op.parent is not None else None
-    while cur is not None:
+    while cur is not None and cur is not tasks:
         if isinstance(cur, (ForOp, WhileOp)):
             found = cur
         cur = cur.parent.parent_op if cur.parent is not None else None
