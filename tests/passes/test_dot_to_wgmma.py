@@ -154,11 +154,16 @@ def test_an_operand_made_in_the_loop_is_stored_every_iteration() -> None:
     {"warps": 2},                       # not whole warpgroups
     {"t": "f32"},                       # tf32 stays on mma.sync (rounding)
     {"t": "i8", "c": "i32"},            # K-major B not done yet
-    {"c": "f16"},                       # f16 accumulator
+    {"t": "bf16", "c": "f16"},          # an f16 accumulator of bf16 operands (no such wgmma)
     {"n": 48},                          # not a power of two: no buffer layout
 ])
 def test_dots_wgmma_does_not_take_stay(kw: dict) -> None:
     assert "async_dot" not in _names(_run(**kw))
+
+
+def test_an_f16_accumulator_of_f16_operands_is_taken() -> None:
+    """``out_dtype=tl.float16``: wgmma's ``.f16`` accumulators (Triton's form)."""
+    assert "async_dot" in _names(_run(c="f16"))
 
 
 def test_a_rejected_layout_leaves_the_dot_alone() -> None:

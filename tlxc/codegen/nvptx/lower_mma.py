@@ -34,8 +34,10 @@ from __future__ import annotations
 from ...errors import InternalCompilerError
 from ...ir.core import Operation
 from ...ir.layout.nvidia import MmaV2
+from ...ir.types import float32
 from . import instructions as insn
 from .emitter import Emitter
+from .lower_arith import convert_reg
 from .mma_operands import K_BYTES, constant_coords, elem_bytes, fragments
 from .mma_table import MMA_SYNC, MmaSync
 from .ptx import Reg, reg_class
@@ -43,11 +45,18 @@ from .ptx import Reg, reg_class
 _F16 = MMA_SYNC[("f16", "f32")]
 
 
+def _work_acc(op: Operation) -> str:
+    """The accumulator type the MMAs run in: an f16 accumulator of f16 or fp8 operands
+    (``out_dtype=tl.float16``) is widened to f32 for the dot and rounded back after it."""
+    acc = op.result.type.scalar.ir_name
+    return "f32" if acc == "f16" and op.a.type.scalar.ir_name in ("f16", "f8e4m3", "f8e5m2") else acc
+
+
 def mma_form(op: Operation) -> MmaSync | None:
     """The ``mma.sync`` form for this dot, or None (the FMA loop). fp32 operands take tf32
     only when ``input_precision`` asks for it; ``ieee`` and the bf16x3/x6 splits stay exact."""
-    a, acc = op.a.type, op.result.type
-    form = MMA_SYNC.get((a.scalar.ir_name, acc.scalar.ir_name))
+    a = op.a.type
+    form = MMA_SYNC.get((a.scalar.ir_name, _work_acc(op)))
     if form is None or (form.ab == "tf32" and op.input_precision not in ("tf32", "tf32x3")):
         return None
     m, k = a.shape[-2:]
@@ -132,7 +141,11 @@ def emit_mma(e: Emitter, op: Operation, form: MmaSync) -> None:
             frag_b[(b, c0, k0)] = operand_sets([fb.word(lead(b) + (k0 + half * j, c0)) for j in range(2)])
         return frag_b[(b, c0, k0)]
 
+    acc_t = op.result.type.scalar
+    narrow = _work_acc(op) != acc_t.ir_name  # an f16 accumulator: the MMAs run in f32
     out = list(e.get(op.acc).regs)
+    if narrow:
+        out = [convert_reg(e, op, acc_t, float32, r) for r in out]
     k = op.a.type.shape[-1]
     steps = range(0, k, K_BYTES // elem_bytes(op.a.type.scalar))
     for (b0, r0, c0), regs in _tile_order(tiles, len(steps)):
@@ -146,11 +159,13 @@ def emit_mma(e: Emitter, op: Operation, form: MmaSync) -> None:
             else:
                 pairs = list(zip(fa_sets, fb_sets))
             for xa, xb in pairs:
-                d = [e.fn.reg(reg_class(op.result.type.scalar)) for _ in range(4)]
+                d = [e.fn.reg(reg_class(float32 if narrow else acc_t)) for _ in range(4)]
                 e.fn.emit(insn.mma_sync((_F16 if widen else form).text(), d, xa, xb, cur))
                 cur = d
         for i, r in enumerate(regs):
             out[r] = cur[i]
+    if narrow:
+        out = [convert_reg(e, op, float32, acc_t, r) for r in out]
     e.set(op.result, out)
 
 

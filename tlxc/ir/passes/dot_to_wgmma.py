@@ -26,8 +26,8 @@ of 64 or dims that are not powers of two (buffers need them); ``num_warps`` not 
 multiple of 4; fp8 and int8 operands (wgmma reads them K-major only, so B needs a
 transposed ``[N, K]`` buffer read through ``local_trans``: not done yet); fp32 operands
 (tf32 -- wgmma truncates the low mantissa bits where ``tl.dot`` rounds them, so it needs
-a rounding step before the store first -- and ``ieee``/``tf32x3``); f16 accumulators;
-shapes the accumulator layout cannot take.
+a rounding step before the store first -- and ``ieee``/``tf32x3``); bf16 operands with an
+f16 accumulator; shapes the accumulator layout cannot take.
 Refuses: nothing.
 """
 
@@ -65,10 +65,11 @@ from .dot_loop_plan import pure_if
 from .options import PassOptions
 from .rewrite import replace_uses_in, top_level
 
-# operand type -> the accumulator type wgmma takes here (f16 accumulators stay on mma.sync:
-# the wgmma lowering accumulates in f32 only). Only 16-bit operands: wgmma reads only
-# them MN-major (PTX ISA, "wgmma.mma_async"), which a row-major [K, N] B buffer is.
-_ACC = {"f16": "f32", "bf16": "f32"}
+# operand type -> the accumulator types wgmma takes here: f32, and for f16 operands also
+# f16 (``out_dtype=tl.float16``: ``.f16`` accumulators in ``.f16x2`` registers, as Triton's
+# ``wgmma ... .f16.f16.f16``). Only 16-bit operands: wgmma reads only them MN-major (PTX
+# ISA, "wgmma.mma_async"), which a row-major [K, N] B buffer is.
+_ACC = {"f16": ("f32", "f16"), "bf16": ("f32",)}
 
 
 def _pow2(n: int) -> bool:
@@ -83,7 +84,7 @@ def eligible(op: DotOp, num_warps: int, instr_k: Callable[[str], int | None]) ->
     if len(a.shape) != 2 or num_warps % 4:
         return False
     elem = a.scalar
-    if not isinstance(elem, DType) or _ACC.get(elem.ir_name) != c.scalar.ir_name or b.scalar != elem:
+    if not isinstance(elem, DType) or c.scalar.ir_name not in _ACC.get(elem.ir_name, ()) or b.scalar != elem:
         return False
     (m, k), n = a.shape, b.shape[1]
     if not all(_pow2(d) for d in (m, n, k)) or m % WARPGROUP_ROWS:
