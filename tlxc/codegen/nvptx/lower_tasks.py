@@ -288,8 +288,11 @@ def async_tasks(e: Emitter, op: Operation) -> None:
     main, e.fn.body = e.fn.body, e.worker_code
     try:
         e.fn.place(ws.workers_label)
-        for _ in range(ws.syncs_before):  # the default path's cluster syncs before the region
-            e.fn.emit(insn.barrier_cluster_arrive())
+        # the default path's cluster syncs before the region; the worker warps have not
+        # touched memory yet, so their arrives release nothing (a released arrive costs a
+        # MEMBAR.ALL.GPU)
+        for _ in range(ws.syncs_before):
+            e.fn.emit(insn.barrier_cluster_arrive(relaxed=True))
             e.fn.emit(insn.barrier_cluster_wait())
         e.fn.emit(insn.bar_sync(ws.barrier, ws.threads))
         loaded = _load_captures(e, layout)
