@@ -74,7 +74,8 @@ def test_output_file_and_pass_dumps(kernel_file: Path, tmp_path: Path, capsys: p
 PIPELINES = {
     "sm_90a": ["multi-cta", "flatten-loops", "loop-unroll", "reassociate-pointers", "rebase-pointers", "fold",
                "cse", "dce",
-               "check-target", "decompose-scaled-dot", "software-pipeline", "tma-staging", "dot-to-wgmma",
+               "check-target", "decompose-scaled-dot", "software-pipeline", "tma-staging", "split-f32-dot",
+               "dot-to-wgmma",
                "buffer-layouts", "layouts", "dce", "smem-alloc", "membar"],
     "gfx950": ["multi-cta", "flatten-loops", "loop-unroll", "reassociate-pointers", "rebase-pointers", "fold",
                "cse", "dce",

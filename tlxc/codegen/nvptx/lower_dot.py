@@ -1,12 +1,13 @@
 """``tl.dot``, 2-D and batched 3-D. Both operands go through shared memory; then
 
 * the types of ``mma_table.MMA_SYNC`` -- f16/bf16 and fp8 (e4m3, e5m2) with an f32
-  accumulator, fp32 with ``input_precision`` tf32 or tf32x3, int8/uint8 with an int32
-  one -- run ``mma.sync`` m16n8kK when the layout pass gave the result the mma accumulator
-  layout (``dot_layout``, the hook it calls), their fragments loaded with ``ldmatrix``
-  (``mma_operands``);
-* everything else (fp32 ``ieee`` / bf16x3 / bf16x6, f64, f16 accumulators) is a per-thread
-  FMA loop over K in the accumulator's own layout -- correct for every shape, not fast --
+  accumulator (or an f16 one, widened to f32 for the MMAs: ``lower_mma``), fp32 with
+  ``input_precision`` tf32 or tf32x3, int8/uint8 with an int32 one; fp32 at bf16x3 /
+  bf16x6 arrives here as bf16 dots (``split-f32-dot``) -- run ``mma.sync`` m16n8kK when
+  the layout pass gave the result the mma accumulator layout (``dot_layout``, the hook it
+  calls), their fragments loaded with ``ldmatrix`` (``mma_operands``);
+* everything else (fp32 ``ieee``, f64, integer types mma.sync lacks) is a per-thread FMA
+  loop over K in the accumulator's own layout -- correct for every shape, not fast --
   that reads the operands as ``mma_operands.stage`` puts them (A row-major, B as B^T,
   K contiguous, batch slices one after the other).
 

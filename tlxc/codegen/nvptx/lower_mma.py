@@ -54,7 +54,8 @@ def _work_acc(op: Operation) -> str:
 
 def mma_form(op: Operation) -> MmaSync | None:
     """The ``mma.sync`` form for this dot, or None (the FMA loop). fp32 operands take tf32
-    only when ``input_precision`` asks for it; ``ieee`` and the bf16x3/x6 splits stay exact."""
+    only when ``input_precision`` asks for it; ``ieee`` stays exact (bf16x3/x6 dots were split into
+    bf16 ones by ``split-f32-dot``)."""
     a = op.a.type
     form = MMA_SYNC.get((a.scalar.ir_name, _work_acc(op)))
     if form is None or (form.ab == "tf32" and op.input_precision not in ("tf32", "tf32x3")):

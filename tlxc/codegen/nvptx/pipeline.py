@@ -19,6 +19,7 @@ from ...ir.passes import (
     membar,
     smem_alloc,
     software_pipeline,
+    split_f32_dot,
     tma_staging,
 )
 from ...ir.passes.pipeline import TILE_PIPELINE, Entry
@@ -30,6 +31,7 @@ PIPELINE: list[Entry] = [
     ("decompose-scaled-dot", decompose_scaled_dot.run),  # tl.dot_scaled -> decode, scale, bf16 dot
     ("software-pipeline", software_pipeline.run),  # loads feeding tl.dot in loops: cp.async num_stages ahead
     ("tma-staging", tma_staging.run),         # descriptor load/store -> TMA through a staging buffer
+    ("split-f32-dot", split_f32_dot.run),     # fp32 dots at bf16x3 / bf16x6 -> bf16 dots on split operands
     ("dot-to-wgmma", dot_to_wgmma.run),       # tl.dot -> async_dot (wgmma) where the target has it
     ("buffer-layouts", buffer_layouts.run),   # NVMMA swizzles for shared-memory buffers
     ("layouts", layouts.run),                 # a distributed layout for every tile, conversions
