@@ -1,8 +1,9 @@
 """``tl.dot(a, b, acc, out_dtype=tl.float16)``: an f16 accumulator, as Triton takes it.
 
 On sm_90a the dot runs on wgmma with ``.f16`` accumulators (``.f16.f16.f16``, Triton's
-form; pipelined in a loop like an f32 one); on ``mma.sync`` (sm_100a for now, fp8
-operands) the MMAs accumulate in f32 and each dot rounds its result to f16. Before, an f16
+form; pipelined in a loop like an f32 one); where wgmma does not fit (sm_100a for now) on
+``mma.sync``'s ``.f16`` form; fp8 operands accumulate in f32 and each dot rounds its result
+to f16. Before, an f16
 accumulator fell to the per-thread FMA loop, a hundred times slower. The interpreter
 rounds each dot's sum to f16 (the result type), which the GPU forms match within f16's
 precision. Under ``TLXC_INTERPRET_LOWERED`` (tests/test_lowered_ir.py) these run the IR
@@ -59,12 +60,22 @@ def test_sm90a_runs_wgmma_with_f16_accumulators() -> None:
     assert "fma.rn.f32" not in ptx
 
 
-def test_mma_sync_accumulates_in_f32_and_rounds_each_dot() -> None:
-    ptx = dot_loop.compile("*fp16:16,*fp16:16,*fp16:16,i32", {"M": 128, "N": 128, "K": 64},
-                           arch="sm_100a").asm["ptx"]
-    assert _mma(ptx) == ["mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"]
-    assert "cvt.rn.f16.f32" in ptx and "fma.rn.f32" not in ptx
-    # fp8 operands with an f16 result: mma.sync on sm_90a too (wgmma reads fp8 K-major only)
+@pytest.mark.parametrize("arch, m", [("sm_100a", 128), ("sm_90a", 32)])
+def test_mma_sync_takes_f16_accumulators(arch: str, m: int) -> None:
+    """Where wgmma does not fit (sm_100a for now; M of 32 on sm_90a): the ``.f16`` form of
+    mma.sync, its accumulator pairs packed in ``.f16x2`` registers, as Triton's."""
+    ck = dot_loop.compile("*fp16:16,*fp16:16,*fp16:16,i32", {"M": m, "N": 128, "K": 64}, arch=arch)
+    ptx = ck.asm["ptx"]
+    assert _mma(ptx) == ["mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16"]
+    assert "fma.rn.f32" not in ptx
+    if "cubin" in ck.asm.available():
+        assert ck.asm["cubin"]
+
+
+def test_fp8_operands_with_an_f16_result_accumulate_in_f32() -> None:
+    """fp8 operands with an f16 result: the f32 form of mma.sync (wgmma reads fp8 K-major
+    only), each dot's sum rounded to f16."""
     ptx = dot_loop.compile("*fp8e4nv:16,*fp8e4nv:16,*fp16:16,i32", {"M": 64, "N": 64, "K": 32},
                            arch="sm_90a").asm["ptx"]
-    assert _mma(ptx) and all(".e4m3.e4m3." in x for x in _mma(ptx)) and "fma.rn.f32" not in ptx
+    assert _mma(ptx) and all(".f32.e4m3.e4m3.f32" in x for x in _mma(ptx))
+    assert "cvt.rn.f16.f32" in ptx and "fma.rn.f32" not in ptx

@@ -46,10 +46,11 @@ _F16 = MMA_SYNC[("f16", "f32")]
 
 
 def _work_acc(op: Operation) -> str:
-    """The accumulator type the MMAs run in: an f16 accumulator of f16 or fp8 operands
-    (``out_dtype=tl.float16``) is widened to f32 for the dot and rounded back after it."""
+    """The accumulator type the MMAs run in: an f16 accumulator (``out_dtype=tl.float16``)
+    of f16 operands is the ``.f16`` form's (Triton's); of fp8 operands it is widened to
+    f32 for the dot and rounded back after it."""
     acc = op.result.type.scalar.ir_name
-    return "f32" if acc == "f16" and op.a.type.scalar.ir_name in ("f16", "f8e4m3", "f8e5m2") else acc
+    return "f32" if acc == "f16" and op.a.type.scalar.ir_name in ("f8e4m3", "f8e5m2") else acc
 
 
 def mma_form(op: Operation) -> MmaSync | None:
@@ -143,7 +144,8 @@ def emit_mma(e: Emitter, op: Operation, form: MmaSync) -> None:
         return frag_b[(b, c0, k0)]
 
     acc_t = op.result.type.scalar
-    narrow = _work_acc(op) != acc_t.ir_name  # an f16 accumulator: the MMAs run in f32
+    narrow = _work_acc(op) != acc_t.ir_name  # an f16 accumulator of fp8: the MMAs run in f32
+    half_acc = form.acc == "f16"  # the .f16 form: accumulator pairs packed
     out = list(e.get(op.acc).regs)
     if narrow:
         out = [convert_reg(e, op, acc_t, float32, r) for r in out]
@@ -153,6 +155,8 @@ def emit_mma(e: Emitter, op: Operation, form: MmaSync) -> None:
         if -1 in regs:
             raise InternalCompilerError("nvptx", f"accumulator registers {regs} do not form an m16n8 tile", op.loc)
         cur = [out[i] for i in regs]
+        if half_acc:  # c0,c1 (row g) and c2,c3 (row g + 8) in one .f16x2 register each
+            cur = e.pack16(cur)
         for k0 in steps:
             fa_sets, fb_sets = a_sets(b0, r0, k0), b_sets(b0, c0, k0)
             if mode == "tf32x3":
@@ -160,9 +164,12 @@ def emit_mma(e: Emitter, op: Operation, form: MmaSync) -> None:
             else:
                 pairs = list(zip(fa_sets, fb_sets))
             for xa, xb in pairs:
-                d = [e.fn.reg(reg_class(float32 if narrow else acc_t)) for _ in range(4)]
+                d = [e.fn.reg("b32" if half_acc else reg_class(float32 if narrow else acc_t))
+                     for _ in range(len(cur))]
                 e.fn.emit(insn.mma_sync((_F16 if widen else form).text(), d, xa, xb, cur))
                 cur = d
+        if half_acc:
+            cur = e.unpack16(cur)
         for i, r in enumerate(regs):
             out[r] = cur[i]
     if narrow:

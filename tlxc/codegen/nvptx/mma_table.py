@@ -60,10 +60,12 @@ class MmaSync:
         return 4
 
 
-# (IR operand type, IR accumulator type) -> instruction. f16 accumulators and the
-# f16-accumulating fp8 forms exist but are left to the FMA loop.
+# (IR operand type, IR accumulator type) -> instruction. The f16-accumulating fp8 forms
+# exist but are not used: an f16 accumulator of fp8 operands runs the f32 form
+# (``lower_mma._work_acc``).
 MMA_SYNC: dict[tuple[str, str], MmaSync] = {
     ("f16", "f32"): MmaSync(16, "f16", "f32", (6, 4)),
+    ("f16", "f16"): MmaSync(16, "f16", "f16", (6, 4)),  # C and D: two .f16x2 registers
     ("bf16", "f32"): MmaSync(16, "bf16", "f32", (7, 0)),
     ("f32", "f32"): MmaSync(8, "tf32", "f32", (7, 0)),
     ("i8", "i32"): MmaSync(32, "s8", "s32", (7, 0)),

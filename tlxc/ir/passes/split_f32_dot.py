@@ -85,5 +85,5 @@ def run(module: Operation, options: PassOptions) -> Operation:
     for func in module.funcs:
         for op in list(func.walk()):
             if _takes(op):
-                _rewrite(op)  # type: ignore[arg-type]
+                _rewrite(op)
     return module
