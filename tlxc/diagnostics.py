@@ -40,7 +40,7 @@ _ENTRIES = [
                "give the variable the same dtype and shape on every path, e.g. with .to(dtype)"),
     Diagnostic("TLXC-DOT-001", "tl.dot operands do not fit",
                "a is [M, K], b is [K, N] and acc is [M, N], all of rank 2 (or 3 with a batch); "
-               "M, N, K are at least 16"),
+               "K is at least 16 for 8- and 16-bit operands, 8 for 32-bit and 4 for 64-bit ones"),
     Diagnostic("TLXC-DOT-002", "tl.dot operand dtypes differ",
                "convert both operands to one dtype with .to(...)"),
     Diagnostic("TLXC-MEM-001", "store or load through a value that is not a pointer",

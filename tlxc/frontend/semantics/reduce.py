@@ -115,6 +115,12 @@ def xor_sum(ctx: Ctx, input: Any, axis: Any = None, keep_dims: Any = False) -> T
 _DOT_INPUTS = ("f16", "bf16", "f32", "f64", "i8", "u8", "f8e4m3", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz")
 
 
+# the least K of a tl.dot per operand bit width (Triton's NVIDIA backend asks for 32 with
+# 8-bit operands; tlxc fills half an MMA step there); M and N may be anything -- the MMAs
+# pad them, or the FMA path runs the dot
+_MIN_K = {8: 16, 16: 16, 32: 8, 64: 4}
+
+
 @rule("dot")
 def dot(ctx: Ctx, input: Any, other: Any, acc: Any = None, input_precision: Any = None,
         allow_tf32: Any = None, max_num_imprecise_acc: Any = None, out_dtype: Any = float32) -> Tensor:
@@ -128,8 +134,10 @@ def dot(ctx: Ctx, input: Any, other: Any, acc: Any = None, input_precision: Any 
     if len(a.shape) == 3 and a.shape[0] != b.shape[0]:
         fail("TLXC-DOT-001", f"tl.dot batch dimensions differ: {a.shape[0]} and {b.shape[0]}")
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    if min(m, n, k) < 16:
-        fail("TLXC-DOT-001", f"tl.dot needs M, N and K of at least 16, got M={m}, N={n}, K={k}")
+    min_k = _MIN_K.get(a.dtype.bits, 16)
+    if k < min_k:
+        fail("TLXC-DOT-001", f"tl.dot needs K of at least {min_k} for {a.dtype!r} operands, got "
+                             f"M={m}, N={n}, K={k}")
     if a.dtype != b.dtype and not (a.dtype.is_fp8() and b.dtype.is_fp8()):
         fail("TLXC-DOT-002", f"tl.dot operand dtypes differ: {a.dtype!r} and {b.dtype!r}")
     if a.dtype.is_fp8() and b.dtype.is_fp8() and a.dtype != b.dtype:
