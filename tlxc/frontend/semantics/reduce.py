@@ -115,6 +115,30 @@ def xor_sum(ctx: Ctx, input: Any, axis: Any = None, keep_dims: Any = False) -> T
 _DOT_INPUTS = ("f16", "bf16", "f32", "f64", "i8", "u8", "f8e4m3", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz")
 
 
+def _batched_dot(ctx: Ctx, a: Tensor, b: Tensor, acc: Any, input_precision: Any, allow_tf32: Any,
+                 max_num_imprecise_acc: Any, out_dtype: Any) -> Tensor:
+    """``tl.dot`` of tiles with several leading batch dimensions: they are reshaped into one
+    (a row-major merge, which keeps each batch's matrices whole), dotted as a 3-D dot and
+    the result reshaped back."""
+    lead = a.shape[:-2]
+    if b.shape[:-2] != lead:
+        fail("TLXC-DOT-001", f"tl.dot batch dimensions differ: {list(lead)} and {list(b.shape[:-2])}")
+    count = 1
+    for d in lead:
+        count *= d
+    a3 = reshape(ctx, a, (count,) + a.shape[-2:])
+    b3 = reshape(ctx, b, (count,) + b.shape[-2:])
+    acc = unwrap(acc)
+    if acc is not None:
+        c = as_tile(acc, "tl.dot's acc")
+        if c.shape != lead + (a.shape[-2], b.shape[-1]):
+            fail("TLXC-DOT-001", f"tl.dot accumulator has shape {list(c.shape)}, expected "
+                                 f"{list(lead + (a.shape[-2], b.shape[-1]))}")
+        acc = reshape(ctx, c, (count, a.shape[-2], b.shape[-1]))
+    out = dot(ctx, a3, b3, acc, input_precision, allow_tf32, max_num_imprecise_acc, out_dtype)
+    return reshape(ctx, out, lead + (a.shape[-2], b.shape[-1]))
+
+
 # the least K of a tl.dot per operand bit width (Triton's NVIDIA backend asks for 32 with
 # 8-bit operands; tlxc fills half an MMA step there); M and N may be anything -- the MMAs
 # pad them, or the FMA path runs the dot
@@ -125,9 +149,11 @@ _MIN_K = {8: 16, 16: 16, 32: 8, 64: 4}
 def dot(ctx: Ctx, input: Any, other: Any, acc: Any = None, input_precision: Any = None,
         allow_tf32: Any = None, max_num_imprecise_acc: Any = None, out_dtype: Any = float32) -> Tensor:
     a, b = as_tile(input, "tl.dot"), as_tile(other, "tl.dot")
-    if len(a.shape) not in (2, 3) or len(b.shape) != len(a.shape):
-        fail("TLXC-DOT-001", f"tl.dot needs two 2-D tiles (or 3-D with a batch dimension), got shapes "
+    if len(a.shape) < 2 or len(b.shape) != len(a.shape):
+        fail("TLXC-DOT-001", f"tl.dot needs two tiles of 2 or more dimensions, of the same rank, got shapes "
                              f"{list(a.shape)} and {list(b.shape)}")
+    if len(a.shape) > 3:  # several batch dimensions: one, and back (as Triton takes them)
+        return _batched_dot(ctx, a, b, acc, input_precision, allow_tf32, max_num_imprecise_acc, out_dtype)
     if a.shape[-1] != b.shape[-2]:
         fail("TLXC-DOT-001", f"tl.dot inner dimensions differ: a is {list(a.shape)} and b is {list(b.shape)}, "
                              f"so K is {a.shape[-1]} for a but {b.shape[-2]} for b")

@@ -196,9 +196,12 @@ def permute(ctx: Ctx, input: Any, *dims: Any) -> Tensor:
 def trans(ctx: Ctx, input: Any, *dims: Any) -> Tensor:
     t = as_tile(input, "tl.trans")
     if not dims or (len(dims) == 1 and unwrap(dims[0]) in ((), [], None)):
-        if len(t.shape) != 2:
-            fail("TLXC-SHAPE-003", f"tl.trans without dims needs a 2-D tile, got shape {fmt(t.shape)}")
-        dims = (1, 0)
+        # as Triton: the last two axes swap (a batched 2-D transpose)
+        if len(t.shape) < 2:
+            fail("TLXC-SHAPE-003", f"tl.trans without dims needs a tile of 2 or more dimensions, got shape "
+                                   f"{fmt(t.shape)}")
+        r = len(t.shape)
+        dims = tuple(range(r - 2)) + (r - 1, r - 2)
     return permute(ctx, t, *dims)
 
 
