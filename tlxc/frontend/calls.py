@@ -16,7 +16,7 @@ from ..language import core as tl
 from ..language.constexpr_function import ConstexprFunction
 from .function import KernelDef
 from .semantics import RULES, arith
-from .values import Handle, Tensor, describe, is_constexpr, unwrap
+from .values import Handle, Tensor, describe, is_constexpr, is_named_tuple_class, unwrap
 
 if TYPE_CHECKING:  # pragma: no cover
     from .visitor import CodeGenerator as _Base
@@ -124,7 +124,7 @@ class CallMixin(_Base):
                 return fn(*args, **kwargs)
             except (TypeError, ValueError) as e:  # a missing argument, or a field the class refuses
                 raise self.error(node, "TLXC-CALL-002", str(e)) from None
-        if isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields"):  # a NamedTuple: a container
+        if is_named_tuple_class(fn):  # a NamedTuple: a container
             try:
                 return fn(*self.call_args(node), **self.call_kwargs(node))
             except TypeError as e:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from ..language.core import constexpr
+from .values import is_named_tuple_class
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ def split_tuple(name: str, value: tuple, spec: Callable[[str, Any], Any], specs:
         else:
             specs[leaf] = spec(leaf, x)
         members.append(leaf)
-    return TupleArg(tuple(members), type(value) if hasattr(type(value), "_fields") else None)
+    return TupleArg(tuple(members), type(value) if is_named_tuple_class(type(value)) else None)
 
 
 def leaf_order(params: Iterable[str], specs: dict[str, Any], consts: dict[str, Any]) -> list[str]:

@@ -92,9 +92,14 @@ class KeptConstant(int):
     number would become a runtime scalar."""
 
 
+def is_named_tuple_class(cls: Any) -> bool:
+    """Whether ``cls`` is a named tuple's class (``NamedTuple``, ``collections.namedtuple``)."""
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
 def remake(v: tuple, items: Iterable[Any]) -> tuple:
     """A tuple like ``v`` of ``items``: a named tuple (a ``NamedTuple`` class) stays one."""
-    return type(v)(*items) if hasattr(type(v), "_fields") else tuple(items)
+    return type(v)(*items) if is_named_tuple_class(type(v)) else tuple(items)
 
 
 def unwrap(v: Any) -> Any:

@@ -39,7 +39,7 @@ _REGISTER_ONLY = frozenset((
 _OPCODE = re.compile(r"\t(?:@!?%\w+ )?([a-z0-9_]+)")
 
 
-def _register_only(line: str) -> bool:
+def _orders_nothing(line: str) -> bool:
     """No other thread's later work needs to follow ``line`` (see the module's docstring)."""
     if line.startswith("\t.loc") or line.startswith("\t//") or not line.strip():
         return True
@@ -59,7 +59,7 @@ def drop_repeated_barriers(lines: list[str]) -> list[str]:
             if line == last:
                 continue
             last = line
-        elif not _register_only(line):
+        elif not _orders_nothing(line):
             last = None
         out.append(line)
     return out

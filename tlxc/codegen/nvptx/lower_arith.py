@@ -678,9 +678,9 @@ def emit_division(e: Emitter, steps: list[const_division.Step], x: Reg, cls: str
     env = {"x": x}
     for st in steps:
         d = e.fn.reg(cls)
-        b = env[st.b] if isinstance(st.b, str) else st.b
-        if b is not None and not isinstance(b, Reg) and st.op in ("mul.hi.u", "and"):
-            b = hex(b & ((1 << bits) - 1))  # an unsigned bit pattern
+        b: Reg | int | str | None = env[st.b] if isinstance(st.b, str) else st.b
+        if isinstance(st.b, int) and st.op in ("mul.hi.u", "and"):
+            b = hex(st.b & ((1 << bits) - 1))  # an unsigned bit pattern
         args = f"{env[st.a]}" + ("" if b is None else f", {b}")
         e.fn.emit(f"{_DIV_OPS[st.op]}{bits} {d}, {args}")
         env[st.dst] = d

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ...ir import ops
@@ -123,9 +124,7 @@ def _batched_dot(ctx: Ctx, a: Tensor, b: Tensor, acc: Any, input_precision: Any,
     lead = a.shape[:-2]
     if b.shape[:-2] != lead:
         fail("TLXC-DOT-001", f"tl.dot batch dimensions differ: {list(lead)} and {list(b.shape[:-2])}")
-    count = 1
-    for d in lead:
-        count *= d
+    count = math.prod(lead)
     a3 = reshape(ctx, a, (count,) + a.shape[-2:])
     b3 = reshape(ctx, b, (count,) + b.shape[-2:])
     acc = unwrap(acc)
